@@ -1,0 +1,89 @@
+"""The ``hoprag`` command line: the front door to the engine, the server, the agent and the benchmarks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from mcp_server import settings
+from mcp_server.access import AccessError, load_access
+from mcp_server.corpus import CorpusError, load_corpus
+from mcp_server.engine import Engine
+from mcp_server.search import RANKERS
+
+app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
+
+CorpusOpt = typer.Option(None, "--corpus", help="Corpus directory or .jsonl file [env HOPRAG_CORPUS; default: the Falcon corpus].")
+AccessOpt = typer.Option(None, "--access", help="Operator access file [env HOPRAG_ACCESS; default: access.yaml beside the corpus].")
+RankerOpt = typer.Option(None, "--ranker", help=f"Ranker: {' | '.join(RANKERS)} [env HOPRAG_RANKER; default overlap].")
+
+
+def fail(message: str) -> None:
+    typer.secho(message, err=True, fg=typer.colors.RED)
+    raise typer.Exit(1)
+
+
+def open_engine(corpus: Optional[Path], ranker: Optional[str]) -> Engine:
+    try:
+        return Engine(load_corpus(settings.corpus_path(corpus)), settings.ranker(ranker))
+    except (CorpusError, ValueError) as exc:
+        fail(str(exc))
+        raise  # unreachable; keeps type checkers honest
+
+
+@app.command("check-corpus")
+def check_corpus(path: Path = typer.Argument(..., help="Corpus directory or .jsonl file.")) -> None:
+    """Validate a corpus (documents, relations.yaml, access.yaml); exit 1 naming every bad file and field."""
+    try:
+        corpus = load_corpus(path)
+        access_file = corpus.config_path("access.yaml")
+        principals = sorted(load_access(access_file).principals) if access_file and access_file.exists() else []
+    except (CorpusError, AccessError) as exc:
+        fail(str(exc))
+        return
+    trusted = sum(d.trusted for d in corpus.docs)
+    typer.echo(f"ok: {len(corpus.docs)} documents ({trusted} trusted, {len(corpus.docs) - trusted} untrusted)")
+    typer.echo(f"relations: {', '.join(corpus.lexicon.names())}")
+    groups = sorted(set().union(*(d.groups for d in corpus.docs)))
+    typer.echo(f"groups: {', '.join(groups)}")
+    if principals:
+        typer.echo(f"principals: {', '.join(principals)}")
+
+
+@app.command()
+def search(
+    query: str = typer.Argument(..., help="What to search for."),
+    principal: str = typer.Option(..., "--as", help="Search as this principal of the access file."),
+    k: int = typer.Option(5, "-k", min=1, max=50, help="Results to return."),
+    corpus: Optional[Path] = CorpusOpt,
+    access: Optional[Path] = AccessOpt,
+    ranker: Optional[str] = RankerOpt,
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Search the corpus as a principal: authorization first, then ranking; untrusted hits carry no facts."""
+    engine = open_engine(corpus, ranker)
+    try:
+        who = settings.access_for(engine.corpus, access).principal(principal)
+    except AccessError as exc:
+        fail(str(exc))
+        return
+    hits = engine.search(query, who.groups, k)
+    rows = [{"id": h.doc.id, "score": round(h.score, 4), "trusted": h.doc.trusted, "text": h.doc.text,
+             "facts": [list(t) for t in engine.facts(h.doc)] if h.doc.trusted else []} for h in hits]
+    if as_json:
+        typer.echo(json.dumps({"query": query, "principal": who.name, "results": rows}, indent=2))
+        return
+    for r in rows:
+        flag = "" if r["trusted"] else "  [untrusted: not evidence]"
+        typer.echo(f"{r['id']}  score={r['score']:g}{flag}\n    {r['text']}")
+        for s, rel, o in r["facts"]:
+            typer.echo(f"    fact: {s} --{rel}--> {o}")
+    if not rows:
+        typer.echo("no results in what this principal may read")
+
+
+def main() -> None:
+    app()

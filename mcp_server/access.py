@@ -1,0 +1,96 @@
+"""Caller identity: the operator's access file maps bearer tokens and user ids to principals.
+
+Identity always comes from the transport or the operator (a verified bearer token, the
+``--as`` flag of a stdio launch), never from a tool argument, and a principal's groups are
+the only thing search, fetch, grep and the graph ever filter on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+
+class AccessError(ValueError):
+    """A bad access file or an unknown principal; the message names the file and field."""
+
+
+@dataclass(frozen=True)
+class Principal:
+    name: str
+    groups: frozenset[str]
+
+
+def _digest(token: str) -> bytes:
+    return hashlib.sha256(token.encode("utf-8")).digest()
+
+
+@dataclass(frozen=True)
+class Access:
+    """Principals, the bearer tokens that authenticate them, and ADK user ids that act as them."""
+
+    principals: dict[str, Principal]
+    tokens: dict[str, str] = field(default_factory=dict)
+    users: dict[str, str] = field(default_factory=dict)
+
+    def principal(self, name: str) -> Principal:
+        try:
+            return self.principals[name]
+        except KeyError:
+            raise AccessError(f"unknown principal {name!r} (known: {', '.join(sorted(self.principals))})") from None
+
+    def by_token(self, token: str) -> Principal | None:
+        """The principal a bearer token authenticates; compares every token in constant time."""
+        probe, found = _digest(token), None
+        for known, name in self.tokens.items():
+            if hmac.compare_digest(probe, _digest(known)):
+                found = name
+        return self.principals[found] if found else None
+
+    def for_user(self, user_id: str) -> Principal | None:
+        """The principal an ADK session user acts as: a ``users`` entry, else a principal of that name."""
+        name = self.users.get(user_id, user_id)
+        return self.principals.get(name)
+
+    def token_for(self, principal: str) -> str | None:
+        """A bearer token for a principal, for clients that call a remote server on its behalf."""
+        return next((t for t, name in self.tokens.items() if name == principal), None)
+
+
+def load_access(path: str | Path) -> Access:
+    """Parse and validate an access file (see ``corpus/access.yaml``)."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise AccessError(f"{path}: cannot read access file: {exc}") from exc
+    if not isinstance(data, dict):
+        raise AccessError(f"{path}: expected a mapping with principals, tokens, users")
+    unknown = set(data) - {"principals", "tokens", "users"}
+    if unknown:
+        raise AccessError(f"{path}: field '{sorted(unknown)[0]}': unknown key")
+    raw = data.get("principals")
+    if not isinstance(raw, dict) or not raw:
+        raise AccessError(f"{path}: field 'principals': expected a non-empty mapping")
+    principals = {}
+    for name, spec in raw.items():
+        groups = spec.get("groups") if isinstance(spec, dict) else None
+        if not isinstance(groups, list) or not all(isinstance(g, str) and g for g in groups):
+            raise AccessError(f"{path}: field 'principals.{name}.groups': expected a list of group names")
+        principals[str(name)] = Principal(str(name), frozenset(groups))
+    maps = {}
+    for key in ("tokens", "users"):
+        m = data.get(key) or {}
+        if not isinstance(m, dict):
+            raise AccessError(f"{path}: field '{key}': expected a mapping to principal names")
+        for k, v in m.items():
+            if v not in principals:
+                raise AccessError(f"{path}: field '{key}': maps to unknown principal {v!r}")
+            if key == "tokens" and (not isinstance(k, str) or len(k) < 8):
+                raise AccessError(f"{path}: field 'tokens': every token must be a string of at least 8 characters")
+        maps[key] = {str(k): str(v) for k, v in m.items()}
+    return Access(principals, maps["tokens"], maps["users"])

@@ -1,0 +1,273 @@
+"""Documents and the corpus loader: Markdown with YAML front matter, or JSONL.
+
+Validation collects every problem in the corpus and names the file (or line) and the field,
+so an operator fixes a bad corpus in one pass; no document is ever dropped silently.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import yaml
+
+from .lexicon import Lexicon, LexiconError, load_lexicon
+
+#: Files in a corpus directory that configure it rather than being documents.
+CONFIG_FILES = ("relations.yaml", "access.yaml", "questions.yaml", "allowlist.yaml")
+FIELDS = ("id", "title", "groups", "trusted", "source", "updated")
+REQUIRED = ("id", "groups", "trusted", "source", "updated")
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/-]{0,127}")
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S+")
+
+
+@dataclass(frozen=True)
+class Doc:
+    """A retrievable record with access-control and provenance metadata.
+
+    ``groups`` gates who may see it and ``trusted`` records whether ingestion verified
+    where the text came from; both are enforced around the model, not by it.
+    ``triples`` holds precomputed facts (JSONL corpora) that replace cue extraction.
+    """
+
+    id: str
+    text: str
+    groups: frozenset[str]
+    trusted: bool = True
+    title: str = ""
+    source: str = ""
+    updated: dt.date | None = None
+    triples: tuple[tuple[str, str, str], ...] | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One validation failure: where (file or file:line), which field, what is wrong."""
+
+    where: str
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: field '{self.field}': {self.message}"
+
+
+class CorpusError(ValueError):
+    """Raised with every problem found; ``str()`` lists one per line."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """Validated documents plus the relation lexicon they are read with."""
+
+    docs: tuple[Doc, ...]
+    lexicon: Lexicon
+    root: Path | None = None
+
+    def by_id(self) -> dict[str, Doc]:
+        return {d.id: d for d in self.docs}
+
+    def config_path(self, name: str) -> Path | None:
+        """Where a config file (``access.yaml``…) of this corpus lives, if it has a home."""
+        if self.root is None:
+            return None
+        return (self.root if self.root.is_dir() else self.root.parent) / name
+
+
+def _check(record: dict[str, Any], where: str, allowed: Iterable[str]) -> tuple[dict[str, Any], list[Problem]]:
+    """Validate one record's metadata; return the normalised fields and any problems."""
+    problems: list[Problem] = []
+    out: dict[str, Any] = {}
+    for key in sorted(set(record) - set(allowed)):
+        problems.append(Problem(where, str(key), "unknown key (allowed: " + ", ".join(allowed) + ")"))
+    for key in REQUIRED:
+        if key not in record or record[key] is None:
+            problems.append(Problem(where, key, "missing"))
+    doc_id = record.get("id")
+    if doc_id is not None:
+        if not isinstance(doc_id, str) or not _ID.fullmatch(doc_id):
+            problems.append(Problem(where, "id", f"expected an id of letters, digits and _.:/- (got {doc_id!r})"))
+        else:
+            out["id"] = doc_id
+    title = record.get("title", "")
+    if not isinstance(title, str):
+        problems.append(Problem(where, "title", f"expected a string, got {type(title).__name__}"))
+    else:
+        out["title"] = title.strip()
+    groups = record.get("groups")
+    if groups is not None:
+        if not isinstance(groups, list) or not groups:
+            problems.append(Problem(where, "groups", "expected a non-empty list of group names"))
+        elif not all(isinstance(g, str) and g.strip() for g in groups):
+            problems.append(Problem(where, "groups", "every group must be a non-empty string"))
+        else:
+            out["groups"] = frozenset(g.strip() for g in groups)
+    trusted = record.get("trusted")
+    if trusted is not None:
+        if not isinstance(trusted, bool):
+            problems.append(Problem(where, "trusted", f"expected true or false, got {trusted!r}"))
+        else:
+            out["trusted"] = trusted
+    source = record.get("source")
+    if source is not None:
+        if not isinstance(source, str) or not _URI.fullmatch(source.strip()):
+            problems.append(Problem(where, "source", f"expected a URI such as https://host/path, got {source!r}"))
+        else:
+            out["source"] = source.strip()
+    updated = record.get("updated")
+    if updated is not None:
+        if isinstance(updated, dt.datetime):
+            out["updated"] = updated.date()
+        elif isinstance(updated, dt.date):
+            out["updated"] = updated
+        else:
+            try:
+                out["updated"] = dt.date.fromisoformat(str(updated))
+            except ValueError:
+                problems.append(Problem(where, "updated", f"expected an ISO date YYYY-MM-DD, got {updated!r}"))
+    return out, problems
+
+
+def _triples(value: Any, where: str) -> tuple[tuple[tuple[str, str, str], ...] | None, list[Problem]]:
+    if value is None:
+        return None, []
+    ok = isinstance(value, list) and all(
+        isinstance(t, list) and len(t) == 3 and all(isinstance(x, str) and x.strip() for x in t) for t in value
+    )
+    if not ok:
+        return None, [Problem(where, "triples", "expected a list of [subject, relation, object] strings")]
+    return tuple((s.strip(), r.strip(), o.strip()) for s, r, o in value), []
+
+
+def _front_matter(raw: str, where: str) -> tuple[dict[str, Any] | None, str, list[Problem]]:
+    if not raw.startswith("---"):
+        return None, "", [Problem(where, "front matter", "file must start with a '---' YAML front-matter block")]
+    parts = re.split(r"^---[ \t]*$", raw, maxsplit=2, flags=re.M)
+    if len(parts) < 3:
+        return None, "", [Problem(where, "front matter", "no closing '---' line")]
+    try:
+        meta = yaml.safe_load(parts[1])
+    except yaml.YAMLError as exc:
+        return None, "", [Problem(where, "front matter", f"invalid YAML: {exc}".replace("\n", " "))]
+    if not isinstance(meta, dict):
+        return None, "", [Problem(where, "front matter", "expected a mapping of fields")]
+    return meta, parts[2].strip(), []
+
+
+def _read_text(path: Path) -> tuple[str | None, list[Problem]]:
+    try:
+        return path.read_bytes().decode("utf-8"), []
+    except UnicodeDecodeError as exc:
+        return None, [Problem(str(path), "encoding", f"not valid UTF-8 ({exc.reason} at byte {exc.start})")]
+    except OSError as exc:
+        return None, [Problem(str(path), "file", f"unreadable: {exc.strerror or exc}")]
+
+
+def _make(meta: dict[str, Any], text: Any, where: str, allowed: tuple[str, ...], defaults: dict[str, Any]):
+    record = {**defaults, **meta}
+    fields, problems = _check(record, where, allowed)
+    triples, more = _triples(record.get("triples"), where)
+    problems += more
+    if not isinstance(text, str) or not text.strip():
+        problems.append(Problem(where, "text", "document text is empty"))
+    if problems:
+        return None, problems
+    return Doc(text=text.strip(), triples=triples, **fields), []
+
+
+def _markdown_docs(root: Path, defaults: dict[str, Any]) -> tuple[list[tuple[Doc, str]], list[Problem]]:
+    docs, problems = [], []
+    for path in sorted(root.iterdir()):
+        if path.name.startswith(".") or path.name in CONFIG_FILES:
+            continue
+        if path.suffix != ".md" or not path.is_file():
+            problems.append(Problem(str(path), "file", "not a document (*.md) or a known config file "
+                                    f"({', '.join(CONFIG_FILES)}); move it out of the corpus directory"))
+            continue
+        raw, bad = _read_text(path)
+        if raw is None:
+            problems += bad
+            continue
+        meta, body, bad = _front_matter(raw, str(path))
+        if meta is None:
+            problems += bad
+            continue
+        doc, bad = _make(meta, body, str(path), FIELDS, defaults)
+        problems += bad
+        if doc:
+            docs.append((doc, str(path)))
+    return docs, problems
+
+
+def _jsonl_docs(path: Path, defaults: dict[str, Any]) -> tuple[list[tuple[Doc, str]], list[Problem]]:
+    raw, problems = _read_text(path)
+    if raw is None:
+        return [], problems
+    docs = []
+    for n, line in enumerate(raw.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{n}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(Problem(where, "json", f"invalid JSON: {exc.msg} at column {exc.colno}"))
+            continue
+        if not isinstance(record, dict):
+            problems.append(Problem(where, "json", "expected one JSON object per line"))
+            continue
+        text = record.pop("text", None)
+        doc, bad = _make(record, text, where, FIELDS + ("triples",), defaults)
+        problems += bad
+        if doc:
+            docs.append((doc, where))
+    return docs, problems
+
+
+def load_docs(path: str | Path, defaults: dict[str, Any] | None = None) -> tuple[Doc, ...]:
+    """Load and validate every document under ``path`` (a directory of ``*.md`` or a ``.jsonl``).
+
+    ``defaults`` fills fields a record leaves out (a benchmark corpus without ACLs, say).
+    Raises :class:`CorpusError` listing every problem, each naming file (or line) and field.
+    """
+    path = Path(path)
+    defaults = defaults or {}
+    if path.is_dir():
+        found, problems = _markdown_docs(path, defaults)
+    elif path.is_file() and path.suffix == ".jsonl":
+        found, problems = _jsonl_docs(path, defaults)
+    elif not path.exists():
+        raise CorpusError([Problem(str(path), "path", "no such file or directory")])
+    else:
+        raise CorpusError([Problem(str(path), "path", "expected a directory of *.md files or a *.jsonl file")])
+    first: dict[str, str] = {}
+    for doc, where in found:
+        if doc.id in first:
+            problems.append(Problem(where, "id", f"duplicate id {doc.id!r} (first defined in {first[doc.id]})"))
+        else:
+            first[doc.id] = where
+    if not found and not problems:
+        problems.append(Problem(str(path), "documents", "corpus holds no documents"))
+    if problems:
+        raise CorpusError(problems)
+    return tuple(doc for doc, _ in found)
+
+
+def load_corpus(path: str | Path, defaults: dict[str, Any] | None = None) -> Corpus:
+    """Load documents and the corpus's ``relations.yaml`` (the chapter's cues when absent)."""
+    path = Path(path)
+    docs = load_docs(path, defaults)
+    home = path if path.is_dir() else path.parent
+    try:
+        lexicon = load_lexicon(home / "relations.yaml")
+    except LexiconError as exc:
+        raise CorpusError([Problem(str(home / "relations.yaml"), "relations", str(exc))]) from exc
+    return Corpus(docs, lexicon, path)

@@ -1,0 +1,94 @@
+"""The graph view: a per-caller entity graph whose edges remember their source document.
+
+Permission and integrity are applied at construction -- only trusted documents the caller
+may read contribute edges -- so the graph a caller walks never holds a fact it may not see.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Sequence
+
+import networkx as nx
+
+from .corpus import Doc
+from .gate import Resolution, Verdict, resolve
+from .read import Triple
+
+Edge = tuple[str, str, str, str]  # (subject, relation, object, doc_id)
+
+
+@dataclass
+class Graph:
+    """A provenance-bearing multigraph for one caller."""
+
+    g: nx.MultiDiGraph = field(default_factory=nx.MultiDiGraph)
+    updated: dict[str, dt.date | None] = field(default_factory=dict)
+
+    def edges(self) -> tuple[Edge, ...]:
+        """Every edge in insertion (document) order."""
+        data = sorted(self.g.edges(data=True), key=lambda e: e[2]["seq"])
+        return tuple((s, a["relation"], o, a["doc_id"]) for s, o, a in data)
+
+    def out(self, entity: str) -> list[Edge]:
+        """Edges leaving ``entity`` in document order."""
+        if entity not in self.g:
+            return []
+        data = sorted(self.g.out_edges(entity, data=True), key=lambda e: e[2]["seq"])
+        return [(s, a["relation"], o, a["doc_id"]) for s, o, a in data]
+
+
+def build_graph(docs: Iterable[Doc], groups: frozenset[str], extract: Callable[[Doc], Sequence[Triple]]) -> Graph:
+    """Build the caller's graph from trusted documents any of ``groups`` may read."""
+    graph = Graph()
+    for d in docs:
+        if not d.trusted or not (d.groups & groups):
+            continue
+        graph.updated[d.id] = d.updated
+        for s, r, o in extract(d):
+            graph.g.add_edge(s, o, relation=r, doc_id=d.id, seq=graph.g.number_of_edges())
+    return graph
+
+
+@dataclass(frozen=True)
+class Walk:
+    """A local-search outcome: the answer (``None`` if unreached or unresolved) and its path.
+
+    ``resolution`` reports how competing goal edges at the final entity were settled.
+    """
+
+    answer: str | None
+    path: tuple[Edge, ...]
+    resolution: Resolution | None = None
+
+
+def local_search(graph: Graph, start: str, goal: str, max_hops: int = 4) -> Walk:
+    """Breadth-first walk from ``start`` to the first entity holding the ``goal`` relation.
+
+    Paths are at most ``max_hops`` edges long. When that entity has several ``goal`` edges
+    that disagree, the gate's freshness policy picks one, or the walk returns no answer.
+    """
+    frontier, seen = [(start, ())], {start}
+    while frontier:
+        entity, path = frontier.pop(0)
+        edges = graph.out(entity)
+        goals = [e for e in edges if e[1] == goal]
+        if goals and len(path) < max_hops:
+            verdicts = [Verdict(e[3], True, True, (e[0], e[1], e[2]), "cite") for e in goals]
+            res = resolve(verdicts, graph.updated)
+            if res.answer is None:
+                return Walk(None, path + tuple(goals), res)
+            chosen = next(e for e in goals if e[2] == res.answer and e[3] in res.cited)
+            return Walk(res.answer, path + (chosen,), res)
+        for e in edges:
+            if e[2] not in seen and len(path) + 1 < max_hops:
+                seen.add(e[2])
+                frontier.append((e[2], path + (e,)))
+    return Walk(None, ())
+
+
+def global_search(graph: Graph) -> Counter:
+    """Relation inventory of the whole graph (the corpus-scale view no local walk gives)."""
+    return Counter(r for (_, r, _, _) in graph.edges())

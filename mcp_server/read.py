@@ -1,0 +1,68 @@
+"""The reader: the chapter's cue-based triple extractor and the integrity gate in front of it.
+
+The hardened path (:func:`admit` then :func:`facts_from`) is the only way the product turns
+documents into evidence: untrusted documents are dropped *before* extraction, so neither
+their facts nor their directives can reach an answer.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Iterable, Sequence
+
+from .corpus import Doc
+from .lexicon import Lexicon
+
+Triple = tuple[str, str, str]
+#: ``(subject, relation)`` -> ``[(object, doc_id), ...]`` with provenance, as the chapter's table.
+FactTable = dict[tuple[str, str], list[tuple[str, str]]]
+_SENTENCE = re.compile(r"[.\n]")
+
+
+def _subject(pre: str) -> str:
+    caps = [w for w in pre.split() if w[:1].isupper()]
+    return caps[-1] if caps else (pre.split()[-1] if pre.split() else "")
+
+
+def _object(post: str) -> str:
+    obj = post.strip().rstrip(".")
+    for sep in (" and ", " for ", " that ", " which ", ","):
+        if sep in obj:
+            obj = obj.split(sep)[0]
+    return obj.strip()
+
+
+def extract_facts(doc: Doc, lexicon: Lexicon) -> tuple[Triple, ...]:
+    """Pull ``(subject, relation, object)`` triples from one document.
+
+    Precomputed ``doc.triples`` win; otherwise, per sentence and per cue in lexicon order,
+    the subject is the last capitalised word before the cue and the object the phrase after.
+    """
+    if doc.triples is not None:
+        return doc.triples
+    triples = []
+    for sentence in _SENTENCE.split(doc.text):
+        low = sentence.lower()
+        for cue, relation in lexicon.cues:
+            if cue in low:
+                i = low.index(cue)
+                subj = _subject(sentence[:i])
+                obj = _object(sentence[i + len(cue):])
+                if subj and obj:
+                    triples.append((subj, relation, obj))
+    return tuple(triples)
+
+
+def facts_from(docs: Iterable[Doc], extract: Callable[[Doc], Sequence[Triple]]) -> FactTable:
+    """Index triples by ``(subject, relation)``, keeping ``(object, doc_id)`` provenance."""
+    table: FactTable = {}
+    for d in docs:
+        for s, r, o in extract(d):
+            table.setdefault((s, r), []).append((o, d.id))
+    return table
+
+
+def admit(hits: Iterable[Doc]) -> tuple[list[Doc], list[str]]:
+    """The integrity gate: split documents into admitted (trusted) ones and dropped ids."""
+    hits = list(hits)
+    return [d for d in hits if d.trusted], [d.id for d in hits if not d.trusted]
