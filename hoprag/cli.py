@@ -13,6 +13,7 @@ from mcp_server.access import AccessError, load_access
 from mcp_server.corpus import CorpusError, load_corpus
 from mcp_server.engine import Engine
 from mcp_server.search import RANKERS
+from mcp_server.serve import serve
 
 app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
 
@@ -83,6 +84,9 @@ def search(
             typer.echo(f"    fact: {s} --{rel}--> {o}")
     if not rows:
         typer.echo("no results in what this principal may read")
+
+
+app.command("serve")(serve)
 
 
 def main() -> None:

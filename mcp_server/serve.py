@@ -1,0 +1,78 @@
+"""Run the MCP server: stdio for a launched subprocess, stateless HTTP for a shared service.
+
+The corpus is loaded and every principal's index and graph are built at start-up; to reload
+a changed corpus or access file, restart the process (it holds no other state).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+import uvicorn
+
+from . import settings
+from .access import AccessError
+from .corpus import CorpusError, load_corpus
+from .engine import Engine
+from .server import build_server, fixed_caller, http_app, http_caller
+
+
+def open_listener(host: str, port: int) -> socket.socket:
+    """Bind first, so ``--port 0`` gets a free port we can announce before serving."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    return sock
+
+
+def serve(
+    corpus: Optional[Path] = typer.Option(None, "--corpus", help="Corpus directory or .jsonl [env HOPRAG_CORPUS]."),
+    transport: str = typer.Option("stdio", "--transport", help="stdio | http (stateless Streamable HTTP)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="HTTP bind address."),
+    port: int = typer.Option(8000, "--port", help="HTTP port; 0 picks a free one (announced on stderr)."),
+    access: Optional[Path] = typer.Option(None, "--access", help="Operator access file [env HOPRAG_ACCESS; default access.yaml beside the corpus]."),
+    principal: Optional[str] = typer.Option(None, "--as", help="stdio only: the principal every call runs as."),
+    ranker: Optional[str] = typer.Option(None, "--ranker", help="overlap | bm25 [env HOPRAG_RANKER]."),
+) -> None:
+    """Serve search / fetch / graph_walk / graph_overview / grep over MCP."""
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    if transport not in ("stdio", "http"):
+        raise typer.BadParameter("expected stdio or http", param_hint="--transport")
+    try:
+        engine = Engine(load_corpus(settings.corpus_path(corpus)), settings.ranker(ranker))
+        operator = settings.access_for(engine.corpus, access)
+        if transport == "stdio":
+            if not principal:
+                raise AccessError("stdio carries no per-call identity: launch with --as PRINCIPAL")
+            who = operator.principal(principal)
+            caller, needs_token, principals = fixed_caller(who), None, [who]
+        else:
+            if principal:
+                raise AccessError("--as is for stdio; over HTTP the bearer token names the caller")
+            caller, needs_token, principals = http_caller(operator), operator, list(operator.principals.values())
+    except (CorpusError, AccessError, ValueError) as exc:
+        typer.secho(str(exc), err=True, fg=typer.colors.RED)
+        raise typer.Exit(2) from None
+    for p in principals:  # build every caller's index and graph now, not on the first request
+        engine.searcher.view(p.groups)
+        engine.graph(p.groups)
+    server = build_server(engine, caller, needs_token)
+    if transport == "stdio":
+        asyncio.run(server.run_stdio_async())
+        return
+    sock = open_listener(host, port)
+    bound = sock.getsockname()[1]
+    print(f"hoprag MCP server on http://{host}:{bound}/mcp (health: /health)", file=sys.stderr, flush=True)
+    config = uvicorn.Config(http_app(server, host), log_level="warning", access_log=False, lifespan="on")
+    asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+
+
+def main() -> None:
+    typer.run(serve)
