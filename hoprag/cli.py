@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from benchmarks.cli import bench_app
 from mcp_server import settings
 from mcp_server.access import AccessError, load_access
 from mcp_server.corpus import CorpusError, load_corpus
@@ -87,6 +88,33 @@ def search(
 
 
 app.command("serve")(serve)
+app.add_typer(bench_app, name="bench")
+
+
+@app.command()
+def ask(
+    question: str = typer.Argument(..., help="The question to answer."),
+    principal: str = typer.Option("engineering", "--as", help="Ask as this principal (an ADK user id of the access file)."),
+    corpus: Optional[Path] = CorpusOpt,
+    access: Optional[Path] = AccessOpt,
+    as_json: bool = typer.Option(False, "--json", help="Print {answer, abstained, reason, citations, searches, docs_read, trace}."),
+) -> None:
+    """Answer a question with the ADK agent team (offline policy model unless HOPRAG_MODEL / GOOGLE_API_KEY)."""
+    import asyncio
+
+    from agents.hoprag_agent.run import ask as run_ask
+
+    result = asyncio.run(run_ask(question, principal, corpus, access))
+    if as_json:
+        keys = ("answer", "abstained", "reason", "citations", "searches", "docs_read", "dropped_untrusted",
+                "tool_calls", "trace")
+        typer.echo(json.dumps({k: result[k] for k in keys}, indent=2))
+        return
+    typer.echo(result["response"])
+    typer.echo(f"\nsearches: {result['searches']}  docs read: {result['docs_read']}  "
+               f"tool calls: {', '.join(result['tool_calls']) or 'none'}")
+    for line in result["trace"]:
+        typer.echo(f"  {line}")
 
 
 def main() -> None:

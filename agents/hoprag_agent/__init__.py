@@ -1,0 +1,3 @@
+"""The hoprag ADK app (``adk web agents`` lists it as ``hoprag_agent``)."""
+
+from . import agent  # noqa: F401

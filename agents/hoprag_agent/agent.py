@@ -1,0 +1,51 @@
+"""The hoprag ADK app: SequentialAgent(planner, LoopAgent(grader, researcher), writer).
+
+Wiring only: prompts live in :mod:`.prompts`, decisions of the offline model in :mod:`.policy`,
+bookkeeping in :mod:`.callbacks`, caller-bound MCP tools in :mod:`.toolset`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+from google.adk.agents import LlmAgent, LoopAgent, SequentialAgent
+from google.adk.tools import exit_loop
+
+from mcp_server.access import load_access
+from mcp_server.corpus import load_corpus
+
+from . import callbacks, config, offline_model, prompts  # noqa: F401  (offline_model registers the model)
+from .toolset import CallerToolset
+
+warnings.filterwarnings("ignore", message=r".*deprecated in favor of Workflow.*", category=DeprecationWarning)
+
+
+def build(settings: config.Settings) -> tuple[SequentialAgent, CallerToolset]:
+    """Build the agent tree for these settings; returns it with its toolset (to close it)."""
+    corpus = load_corpus(settings.corpus)
+    access_file = settings.access or corpus.config_path("access.yaml")
+    if access_file is None or not Path(access_file).exists():
+        raise FileNotFoundError(f"no access file for {settings.corpus}: set HOPRAG_ACCESS")
+    toolset = CallerToolset(load_access(access_file), corpus=str(settings.corpus), access_file=str(access_file),
+                            ranker=settings.ranker, mcp_url=settings.mcp_url)
+    common = dict(model=settings.model, include_contents="none")
+    tool_books = dict(before_tool_callback=callbacks.before_tool, after_tool_callback=callbacks.after_tool)
+    planner = LlmAgent(name="planner", description="Decides start entity and goal relation; runs the first search.",
+                       instruction=prompts.planner, tools=[toolset], output_key=callbacks.PLAN,
+                       after_agent_callback=callbacks.after_planner, **tool_books, **common)
+    grader = LlmAgent(name="grader", description="Grades evidence: relevant vs supported; names the gap.",
+                      instruction=prompts.grader, output_key=callbacks.GRADE,
+                      after_agent_callback=callbacks.after_grader, **common)
+    researcher = LlmAgent(name="researcher", description="Fills the named gap or ends the loop.",
+                          instruction=prompts.researcher, tools=[toolset, exit_loop], **tool_books, **common)
+    writer = LlmAgent(name="writer", description="Writes the cited answer or the abstention.",
+                      instruction=prompts.writer, output_key="answer", **common)
+    loop = LoopAgent(name="research_loop", sub_agents=[grader, researcher], max_iterations=settings.max_iterations)
+    root = SequentialAgent(name="hoprag", description="Agentic, permission-aware, cited retrieval.",
+                           sub_agents=[planner, loop, writer],
+                           before_agent_callback=callbacks.start_question(settings.search_budget))
+    return root, toolset
+
+
+root_agent, toolset = build(config.load())

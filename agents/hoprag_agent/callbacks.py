@@ -1,0 +1,102 @@
+"""Code, not the model, keeps the books: the question, the evidence ledger and the search budget.
+
+Every tool result enters the ledger through :func:`after_tool` (the integrity gate drops
+untrusted documents there), and :func:`before_tool` refuses a ``search`` past the budget
+before it reaches the server -- the hard stop does not depend on the model obeying.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from google.adk.agents.callback_context import CallbackContext
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.tool_context import ToolContext
+
+from . import policy
+
+LEDGER, PLAN, GRADE, QUESTION = "hoprag_ledger", "plan", "grade", "question"
+_BLOCKED = "hoprag_budget_blocked"
+
+
+def start_question(budget: int):
+    """A root ``before_agent_callback``: a new question gets a fresh ledger and an empty plan."""
+
+    def callback(callback_context: CallbackContext) -> None:
+        content = callback_context.user_content
+        question = "".join(p.text or "" for p in (content.parts if content and content.parts else []))
+        callback_context.state[QUESTION] = question.strip()
+        callback_context.state[LEDGER] = policy.new_ledger(question.strip(), budget)
+        callback_context.state[PLAN] = ""
+        callback_context.state[GRADE] = ""
+
+    return callback
+
+
+def before_tool(tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> dict[str, Any] | None:
+    """Enforce the search budget: a refused call never reaches the server."""
+    ledger = tool_context.state.get(LEDGER) or {}
+    if tool.name == "search" and len(ledger.get("searches", [])) >= ledger.get("budget", 0):
+        return {"isError": True, _BLOCKED: True,
+                "content": [{"type": "text", "text": policy.ABSTAIN_BUDGET}]}
+    return None
+
+
+def after_tool(tool: BaseTool, args: dict[str, Any], tool_context: ToolContext, tool_response: Any) -> None:
+    """Record the call and its (gated) result in the ledger."""
+    if tool.name == "exit_loop" or LEDGER not in tool_context.state:
+        return None
+    ledger = json.loads(json.dumps(tool_context.state[LEDGER]))  # a copy, so the write is a state delta
+    response = tool_response if isinstance(tool_response, dict) else {}
+    if response.get(_BLOCKED):
+        ledger["trace"].append(f"refused {tool.name}({args}): {policy.ABSTAIN_BUDGET}")
+    elif response.get("isError") or "error" in response:
+        ledger["trace"].append(f"{tool.name} failed: {_error_text(response)}")
+        ledger["calls"].append({"tool": tool.name, "args": args})
+    else:
+        policy.record(ledger, tool.name, dict(args), response.get("structuredContent"))
+    tool_context.state[LEDGER] = ledger
+    return None
+
+
+def _error_text(response: dict[str, Any]) -> str:
+    if "error" in response:
+        return str(response["error"])
+    return " ".join(c.get("text", "") for c in response.get("content", []) if isinstance(c, dict))[:300]
+
+
+def after_planner(callback_context: CallbackContext) -> None:
+    """Copy the planner's decision (JSON) into the ledger so grading knows start and goal."""
+    ledger = json.loads(json.dumps(callback_context.state.get(LEDGER) or {}))
+    decided = parse_json(callback_context.state.get(PLAN, ""))
+    ledger["plan"] = decided
+    ledger["start"], ledger["goal"] = decided.get("start"), decided.get("goal")
+    ledger["trace"].append(f"plan: {json.dumps(decided, sort_keys=True)}")
+    callback_context.state[LEDGER] = ledger
+
+
+def after_grader(callback_context: CallbackContext) -> None:
+    """Keep each grade in the trace (the verdicts and the gap it named)."""
+    graded = parse_json(callback_context.state.get(GRADE, ""))
+    ledger = json.loads(json.dumps(callback_context.state.get(LEDGER) or {}))
+    if ledger:
+        ledger["trace"].append(f"grade: {json.dumps(graded, sort_keys=True)}")
+        callback_context.state[LEDGER] = ledger
+
+
+def parse_json(text: Any) -> dict[str, Any]:
+    """The first JSON object in a model's text (models sometimes wrap JSON in prose or fences)."""
+    if isinstance(text, dict):
+        return text
+    text = str(text or "")
+    start = text.find("{")
+    while start != -1:
+        try:
+            value, _ = json.JSONDecoder().raw_decode(text[start:])
+            if isinstance(value, dict):
+                return value
+        except json.JSONDecodeError:
+            pass
+        start = text.find("{", start + 1)
+    return {}

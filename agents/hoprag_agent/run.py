@@ -1,0 +1,61 @@
+"""Run the agent in-process for one question and report what it did (``hoprag ask``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from pathlib import Path
+from typing import Any
+
+from google.adk.runners import InMemoryRunner
+from google.genai import types
+
+from . import config, policy
+from .agent import build
+from .callbacks import LEDGER
+
+APP = "hoprag_agent"
+
+
+async def ask(question: str, user_id: str, corpus: Path | None = None, access: Path | None = None) -> dict[str, Any]:
+    """Answer ``question`` as ``user_id``; the structured fields come from the gate over the final ledger."""
+    settings = config.load()
+    if corpus is not None:
+        settings = dataclasses.replace(settings, corpus=corpus, access=access or settings.access)
+    elif access is not None:
+        settings = dataclasses.replace(settings, access=access)
+    root, toolset = build(settings)
+    runner = InMemoryRunner(agent=root, app_name=APP)
+    try:
+        session = await runner.session_service.create_session(app_name=APP, user_id=user_id)
+        message = types.Content(role="user", parts=[types.Part(text=question)])
+        written = ""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            async for event in runner.run_async(user_id=user_id, session_id=session.id, new_message=message):
+                if event.author == "writer" and event.content and event.content.parts:
+                    written = "".join(p.text or "" for p in event.content.parts) or written
+        state = (await runner.session_service.get_session(app_name=APP, user_id=user_id, session_id=session.id)).state
+    finally:
+        await runner.close()
+        await toolset.shutdown()
+    return report(state[LEDGER], written)
+
+
+def report(ledger: dict[str, Any], written: str) -> dict[str, Any]:
+    graded = policy.grade(ledger)
+    answered = graded["status"] == "sufficient"
+    return {
+        "answer": graded["answer"] if answered else None,
+        "abstained": not answered,
+        "reason": None if answered else (policy.compose(ledger, graded).split("\n")[0]
+                                         .removeprefix("I cannot answer: ").rstrip(".")),
+        "citations": [{"subject": s, "relation": r, "object": o, "doc_id": d} for s, r, o, d in graded.get("path", [])]
+        if answered else [],
+        "searches": len(ledger["searches"]),
+        "docs_read": len(ledger["evidence"]),
+        "dropped_untrusted": ledger["dropped"],
+        "tool_calls": [c["tool"] for c in ledger["calls"]],
+        "response": written,
+        "trace": ledger["trace"],
+    }

@@ -1,0 +1,81 @@
+"""MCP tools bound to the caller: the ADK session's ``user_id`` decides whose credentials a call carries.
+
+Identity never comes from model output. Over HTTP every call carries the principal's bearer
+token (``header_provider``, evaluated per call). Stdio carries no per-call identity, so each
+principal gets its own stdio server subprocess launched ``--as`` that principal, and the tools
+an agent sees on each turn come from the subprocess of the session's user.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Optional
+
+from google.adk.agents.readonly_context import ReadonlyContext
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.base_toolset import BaseToolset
+from google.adk.tools.mcp_tool import McpToolset, StdioConnectionParams, StreamableHTTPConnectionParams
+from mcp import StdioServerParameters
+
+from mcp_server.access import Access, Principal
+
+TOOLS = ["search", "fetch", "graph_walk", "graph_overview", "grep"]
+
+
+class CallerToolset(BaseToolset):
+    """The hoprag MCP tools as the session user's principal (no tools for unknown users)."""
+
+    def __init__(self, access: Access, *, corpus: str, access_file: str, ranker: str | None = None,
+                 mcp_url: str | None = None):
+        super().__init__()
+        self.access, self.corpus, self.access_file, self.ranker = access, corpus, access_file, ranker
+        self.mcp_url = mcp_url
+        self._stdio: dict[str, McpToolset] = {}
+        self._http: McpToolset | None = None
+        if mcp_url:
+            os.environ.setdefault("GOOGLE_API_USE_CLIENT_CERTIFICATE", "false")  # no GCE metadata probe
+            self._http = McpToolset(
+                connection_params=StreamableHTTPConnectionParams(url=mcp_url, timeout=30),
+                header_provider=self._bearer, tool_filter=TOOLS)
+
+    def _principal(self, ctx: Optional[ReadonlyContext]) -> Principal | None:
+        return self.access.for_user(ctx.user_id) if ctx is not None else None
+
+    def _bearer(self, ctx: ReadonlyContext) -> dict[str, str]:
+        principal = self._principal(ctx)
+        token = self.access.token_for(principal.name) if principal else None
+        return {"Authorization": f"Bearer {token}"} if token else {}
+
+    def _stdio_for(self, principal: Principal) -> McpToolset:
+        if principal.name not in self._stdio:
+            args = ["-m", "mcp_server", "--transport", "stdio", "--as", principal.name,
+                    "--corpus", self.corpus, "--access", self.access_file]
+            if self.ranker:
+                args += ["--ranker", self.ranker]
+            self._stdio[principal.name] = McpToolset(
+                connection_params=StdioConnectionParams(
+                    server_params=StdioServerParameters(command=sys.executable, args=args), timeout=60),
+                tool_filter=TOOLS)
+        return self._stdio[principal.name]
+
+    async def get_tools(self, readonly_context: Optional[ReadonlyContext] = None) -> list[BaseTool]:
+        principal = self._principal(readonly_context)
+        if principal is None:
+            return []
+        if self._http is not None:
+            if not self.access.token_for(principal.name):
+                return []
+            return await self._http.get_tools(readonly_context)
+        return await self._stdio_for(principal).get_tools(readonly_context)
+
+    async def close(self) -> None:
+        """Deliberately nothing: ADK closes toolsets per runner, and ``adk eval`` runs cases in
+        parallel runners over this one shared instance, so closing here would cut the MCP session
+        of cases still running. Subprocesses end with the process; call :meth:`shutdown` to stop earlier."""
+
+    async def shutdown(self) -> None:
+        """Close every MCP session and stdio subprocess this toolset opened."""
+        for toolset in [*self._stdio.values(), *([self._http] if self._http else [])]:
+            await toolset.close()
+        self._stdio.clear()

@@ -1,0 +1,72 @@
+"""``hoprag bench``: the multi-hop retrieval benchmark and its dataset converter."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from mcp_server.corpus import CorpusError
+
+from . import musique
+from .index import BenchIndex
+from .retrieval import DEFAULT_BUDGET, load_corpus, load_questions, report_json, report_table, run, select
+from .strategies import STRATEGIES
+
+bench_app = typer.Typer(help="Benchmarks: multi-hop retrieval recall and cost, side by side per strategy.",
+                        no_args_is_help=True, add_completion=False)
+
+
+def _fail(message: str) -> None:
+    typer.secho(message, err=True, fg=typer.colors.RED)
+    raise typer.Exit(1)
+
+
+@bench_app.command()
+def retrieval(
+    corpus: Path = typer.Option(..., "--corpus", help="Corpus JSONL: {id, title, text, triples?} per line."),
+    questions: Path = typer.Option(..., "--questions", help="Questions JSONL: {id, question, answer, supporting_ids} per line."),
+    strategies: str = typer.Option(",".join(STRATEGIES), "--strategies", help=f"Comma-separated, from: {', '.join(STRATEGIES)}."),
+    budget: int = typer.Option(DEFAULT_BUDGET, "--budget", min=1, help="Hard cap on searches per question."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N questions."),
+    as_json: bool = typer.Option(False, "--json", help="Print {\"strategies\": {name: {recall@2, ...}}} only."),
+) -> None:
+    """Recall@2/5/10 of supporting passages, searches and milliseconds per question, per strategy."""
+    try:
+        chosen = select([s.strip() for s in strategies.split(",") if s.strip()])
+        docs = load_corpus(corpus)
+        qs = load_questions(questions)[:limit]
+    except (CorpusError, ValueError, OSError) as exc:
+        _fail(str(exc))
+        return
+    start = time.perf_counter()
+    index = BenchIndex(docs)
+    built = time.perf_counter() - start
+    try:
+        scores = run(index, qs, chosen, budget, progress=len(qs) * len(chosen) >= 50)
+    except ValueError as exc:
+        _fail(str(exc))
+        return
+    if as_json:
+        typer.echo(report_json(scores))
+        return
+    typer.echo(f"{len(qs)} questions, {len(docs)} passages (index built in {built:.2f} s), budget {budget} searches")
+    typer.echo(report_table(scores))
+
+
+@bench_app.command("convert-musique")
+def convert_musique(
+    source: Path = typer.Option(musique.DEFAULT_SOURCE, "--source", help="Directory with questions.json, corpus.json, openie_triples.json."),
+    out: Path = typer.Option(musique.DEFAULT_OUT, "--out", help="Output directory (gitignored benchmarks/out/ by default)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="First N questions and only their candidate paragraphs."),
+    triples: bool = typer.Option(True, "--triples/--no-triples", help="Keep the OpenIE triples (omit them to test the fallback)."),
+) -> None:
+    """Convert HippoRAG's MuSiQue sample (CC BY 4.0, via OSU-NLP-Group/HippoRAG, MIT) to benchmark JSONL."""
+    try:
+        corpus_path, questions_path = musique.convert(source, out, limit, triples)
+    except (OSError, KeyError, ValueError) as exc:
+        _fail(f"cannot convert {source}: {exc}")
+        return
+    typer.echo(f"wrote {corpus_path} and {questions_path}")

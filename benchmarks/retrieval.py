@@ -1,0 +1,142 @@
+"""The multi-hop retrieval benchmark: recall of supporting passages per strategy, with costs.
+
+Input is a generic format, so any multi-hop dataset converts to it (see :mod:`benchmarks.musique`):
+
+- corpus JSONL, one ``{id, title, text, triples?}`` per line;
+- questions JSONL, one ``{id, question, answer, supporting_ids}`` per line.
+
+A strategy sees only the question text and the corpus index; answers and supporting ids are
+read by the scorer alone.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from tqdm import tqdm
+
+from mcp_server.corpus import Doc, load_docs
+
+from .index import GROUPS, BenchIndex
+from .strategies import STRATEGIES, Strategy, Tools
+
+KS = (2, 5, 10)
+DEFAULT_BUDGET = 3
+
+
+@dataclass(frozen=True)
+class Question:
+    """A labelled multi-hop question; ``supporting_ids`` are the passages a full answer needs."""
+
+    id: str
+    question: str
+    answer: str
+    supporting_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Score:
+    """One strategy's averages over a question set."""
+
+    recall: dict[int, float]
+    searches_per_question: float
+    ms_per_question: float
+
+    def as_json(self) -> dict[str, float]:
+        out = {f"recall@{k}": round(v, 4) for k, v in self.recall.items()}
+        return out | {"searches_per_question": round(self.searches_per_question, 3),
+                      "ms_per_question": round(self.ms_per_question, 3)}
+
+
+def load_corpus(path: str | Path) -> tuple[Doc, ...]:
+    """Load a benchmark corpus through the engine's validating loader.
+
+    A benchmark corpus has no ACLs or provenance, so every passage gets the same neutral
+    defaults: readable by one ``public`` group, trusted (the integrity gate has nothing to
+    drop), a ``bench:<file>`` source URI, and one fixed ``updated`` date so freshness never
+    breaks a tie. Fields a record does set win.
+    """
+    path = Path(path)
+    defaults = {"groups": sorted(GROUPS), "trusted": True, "source": f"bench:{path.stem}", "updated": "2000-01-01"}
+    return load_docs(path, defaults=defaults)
+
+
+def load_questions(path: str | Path) -> tuple[Question, ...]:
+    """Read questions JSONL; every question needs an id, the text and at least one supporting id."""
+    out = []
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        r = json.loads(line)
+        missing = [f for f in ("id", "question", "supporting_ids") if not r.get(f)]
+        if missing:
+            raise ValueError(f"{path}:{n}: missing {', '.join(missing)}")
+        out.append(Question(str(r["id"]), r["question"], str(r.get("answer", "")), tuple(r["supporting_ids"])))
+    return tuple(out)
+
+
+def recall_at(ranked: Sequence[str], gold: Sequence[str], k: int) -> float:
+    """Fraction of the gold passages among the first ``k`` ranked ids."""
+    top = set(ranked[:k])
+    return sum(g in top for g in gold) / len(gold)
+
+
+def evaluate(index: BenchIndex, questions: Sequence[Question], strategy: Strategy,
+             budget: int = DEFAULT_BUDGET, bar: tqdm | None = None) -> Score:
+    """Run one strategy over every question; average recall@k, searches and wall time.
+
+    One untimed warm-up question first, so lazily built structures (the PPR matrices) and
+    first-call overheads are not charged to whichever strategy happens to run first.
+    """
+    unknown = {g for q in questions for g in q.supporting_ids} - set(index.row)
+    if unknown:
+        raise ValueError(f"supporting ids not in the corpus: {', '.join(sorted(unknown)[:5])}")
+    if questions:
+        strategy(questions[0].question, Tools(index, budget))
+    recall = {k: 0.0 for k in KS}
+    searches, seconds = 0, 0.0
+    for q in questions:
+        tools = Tools(index, budget)
+        start = time.perf_counter()
+        ranked = list(strategy(q.question, tools))
+        seconds += time.perf_counter() - start
+        searches += tools.searches
+        for k in KS:
+            recall[k] += recall_at(ranked, q.supporting_ids, k)
+        if bar is not None:
+            bar.update()
+    n = max(len(questions), 1)
+    return Score({k: v / n for k, v in recall.items()}, searches / n, 1000 * seconds / n)
+
+
+def run(index: BenchIndex, questions: Sequence[Question], strategies: Mapping[str, Strategy],
+        budget: int = DEFAULT_BUDGET, progress: bool = False) -> dict[str, Score]:
+    """Every strategy over the same questions and index, one after another on this machine."""
+    with tqdm(total=len(questions) * len(strategies), file=sys.stderr, disable=None if progress else True,
+              desc="questions", leave=False) as bar:
+        return {name: evaluate(index, questions, s, budget, bar) for name, s in strategies.items()}
+
+
+def report_json(scores: Mapping[str, Score]) -> str:
+    return json.dumps({"strategies": {name: s.as_json() for name, s in scores.items()}}, indent=2)
+
+
+def report_table(scores: Mapping[str, Score]) -> str:
+    lines = [f"{'strategy':<12} {'R@2':>6} {'R@5':>6} {'R@10':>6} {'searches/q':>11} {'ms/q':>8}"]
+    for name, s in scores.items():
+        r = [f"{100 * s.recall[k]:6.1f}" for k in KS]
+        lines.append(f"{name:<12} {' '.join(r)} {s.searches_per_question:11.2f} {s.ms_per_question:8.2f}")
+    return "\n".join(lines)
+
+
+def select(names: Sequence[str]) -> dict[str, Strategy]:
+    """Strategies by name, in the order given; raises ``ValueError`` naming the choices."""
+    bad = [n for n in names if n not in STRATEGIES]
+    if bad or not names:
+        raise ValueError(f"unknown strategy {', '.join(bad)}; choose from {', '.join(STRATEGIES)}")
+    return {n: STRATEGIES[n] for n in names}
