@@ -39,7 +39,7 @@ def before_tool(tool: BaseTool, args: dict[str, Any], tool_context: ToolContext)
     ledger = tool_context.state.get(LEDGER) or {}
     if tool.name == "search" and len(ledger.get("searches", [])) >= ledger.get("budget", 0):
         return {"isError": True, _BLOCKED: True,
-                "content": [{"type": "text", "text": policy.ABSTAIN_BUDGET}]}
+                "content": [{"type": "text", "text": f"search {policy.ABSTAIN_BUDGET}"}]}
     return None
 
 
@@ -50,7 +50,7 @@ def after_tool(tool: BaseTool, args: dict[str, Any], tool_context: ToolContext, 
     ledger = json.loads(json.dumps(tool_context.state[LEDGER]))  # a copy, so the write is a state delta
     response = tool_response if isinstance(tool_response, dict) else {}
     if response.get(_BLOCKED):
-        ledger["trace"].append(f"refused {tool.name}({args}): {policy.ABSTAIN_BUDGET}")
+        ledger["trace"].append(f"refused {tool.name}({args}): search {policy.ABSTAIN_BUDGET}")
     elif response.get("isError") or "error" in response:
         ledger["trace"].append(f"{tool.name} failed: {_error_text(response)}")
         ledger["calls"].append({"tool": tool.name, "args": args})

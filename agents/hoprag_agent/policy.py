@@ -23,7 +23,7 @@ SEARCH_K = 2
 _WH = {"what", "which", "who", "whom", "whose", "where", "when", "how", "why", "is", "are", "does", "do"}
 
 ABSTAIN_UNREADABLE = "not found in what you may read"
-ABSTAIN_BUDGET = "search budget exhausted"
+ABSTAIN_BUDGET = "budget exhausted"
 ABSTAIN_CONFLICT = "conflicting sources"
 
 
@@ -70,13 +70,19 @@ def plan(question: str, overview: dict[str, Any]) -> dict[str, Any]:
         return {"action": "abstain", "reason": ABSTAIN_UNREADABLE, "start": start, "goal": None}
     if start is None:
         return {"action": "abstain", "reason": "the question names no entity to start from", "start": None, "goal": goal}
-    return {"action": "search", "start": start, "goal": goal, "query": queries_for(start, goal)[0]}
+    return {"action": "search", "start": start, "goal": goal, "query": queries_for(start, goal, start=True)[0]}
 
 
-def queries_for(entity: str, goal: str) -> tuple[str, str]:
-    """The named gap as queries: first the entity with the relation still missing; if that
-    reads nothing about the entity (relevant but unsupported), reformulate to the entity alone."""
-    return f"{entity} {goal.replace('_', ' ')}", entity
+def queries_for(entity: str, goal: str, start: bool = False) -> tuple[str, str]:
+    """The named gap as queries, in the order to try them.
+
+    The start entity is looked up directly with the relation still missing ("Falcon region"),
+    which answers one-hop questions in one search. A bridge entity is searched by name alone
+    -- its own statements are what the next hop needs, and the goal's words would pull in
+    look-alike distractors -- and reformulated with the goal words only if that reads nothing.
+    """
+    direct = f"{entity} {goal.replace('_', ' ')}"
+    return (direct, entity) if start else (entity, direct)
 
 
 def record(ledger: Ledger, tool: str, args: dict[str, Any], result: dict[str, Any] | None) -> None:
@@ -154,7 +160,7 @@ def grade(ledger: Ledger) -> dict[str, Any]:
                     order.append(o)
     read = {t[0] for triples in facts.values() for t in triples}
     gaps = [(e, q) for e in order if is_entity(e) and e not in read
-            for q in queries_for(e, goal) if q not in ledger["queried"]][:1]
+            for q in queries_for(e, goal, start=e == start) if q not in ledger["queried"]][:1]
     if len(ledger["searches"]) >= ledger["budget"]:
         return {"status": "budget", "reason": ABSTAIN_BUDGET}
     if not gaps:
@@ -187,7 +193,7 @@ def compose(ledger: Ledger, graded: dict[str, Any]) -> str:
         extra = (f"\nNewer source wins over superseded {', '.join(graded['superseded'])}."
                  if graded.get("superseded") else "")
         return f"{graded['answer']}\nEvidence: {hops}{extra}{tail}"
-    reason = graded.get("reason", ABSTAIN_UNREADABLE)
+    reason = ABSTAIN_BUDGET if graded["status"] == "gap" else graded.get("reason", ABSTAIN_UNREADABLE)
     if graded["status"] == "conflict":
         reason = f"{ABSTAIN_CONFLICT}: {', '.join(graded['cited'])} disagree and are equally recent"
     return f"I cannot answer: {reason}.{tail}"

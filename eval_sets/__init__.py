@@ -1,0 +1,1 @@
+"""What correct means: ADK eval sets, their corpora and the offline answer metric."""

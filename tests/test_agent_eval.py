@@ -1,0 +1,74 @@
+"""``adk eval`` over the shipped eval sets, and the negative controls that must fail it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+ADK = str(Path(os.environ.get("VIRTUAL_ENV", "") or ROOT / ".venv") / "bin" / "adk")
+
+
+def adk_eval(evalset: str, env: dict[str, str] | None = None, cases: str = "") -> subprocess.CompletedProcess:
+    target = str(evalset) + (f":{cases}" if cases else "")
+    adk = ADK if Path(ADK).exists() else "adk"
+    return subprocess.run(
+        [adk, "eval", "agents/hoprag_agent", target, "--config_file_path", "test_config.json", "--print_detailed_results"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+        env={**os.environ, "GOOGLE_API_USE_CLIENT_CERTIFICATE": "false", **(env or {})})
+
+
+def summary(done: subprocess.CompletedProcess) -> tuple[int, int]:
+    out = done.stdout + done.stderr
+    passed = int(out.split("Tests passed:")[1].split()[0])
+    failed = int(out.split("Tests failed:")[1].split()[0])
+    return passed, failed
+
+
+def test_falcon_eval_set_passes_offline():
+    done = adk_eval("eval_sets/falcon.evalset.json")
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert summary(done) == (8, 0)
+
+
+def test_kestrel_eval_set_passes_on_its_own_corpus():
+    done = adk_eval("eval_sets/kestrel.evalset.json", {"HOPRAG_CORPUS": str(ROOT / "eval_sets/corpora/kestrel")})
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert summary(done) == (5, 0)
+
+
+@pytest.mark.parametrize("env", [{"HOPRAG_MAX_ITERATIONS": "1"}, {"HOPRAG_SEARCH_BUDGET": "1"}])
+def test_three_hop_case_fails_with_one_round_or_one_search(env):
+    done = adk_eval("eval_sets/falcon.evalset.json", env, cases="q3_region_three_hops")
+    assert done.returncode == 1 and summary(done) == (0, 1)
+    assert "tool_trajectory_avg_score:  FAILED" in done.stdout and "answer_match:               FAILED" in done.stdout
+
+
+def test_a_wrong_reference_answer_fails(tmp_path):
+    evalset = json.loads((ROOT / "eval_sets/falcon.evalset.json").read_text(encoding="utf-8"))
+    case = next(c for c in evalset["eval_cases"] if c["eval_id"] == "q1_owner_direct")
+    case["conversation"][0]["final_response"]["parts"][0]["text"] = "Maya Chan\nEvidence: Falcon --owner--> Maya Chan [d01]"
+    evalset["eval_cases"] = [case]
+    evalset["eval_set_id"] = "falcon_wrong_reference"
+    path = tmp_path / "falcon_wrong_reference.evalset.json"
+    path.write_text(json.dumps(evalset), encoding="utf-8")
+    done = adk_eval(str(path))
+    assert done.returncode == 1 and summary(done) == (0, 1)
+    assert "answer_match:               FAILED" in done.stdout
+    assert "tool_trajectory_avg_score:  PASSED" in done.stdout  # only the answer is wrong
+
+
+def test_a_missing_abstention_fails(tmp_path):
+    evalset = json.loads((ROOT / "eval_sets/falcon.evalset.json").read_text(encoding="utf-8"))
+    case = next(c for c in evalset["eval_cases"] if c["eval_id"] == "budget_as_finance")
+    case["conversation"][0]["final_response"]["parts"][0]["text"] = "I cannot answer: not found in what you may read."
+    evalset["eval_cases"], evalset["eval_set_id"] = [case], "falcon_expects_abstention"
+    path = tmp_path / "falcon_expects_abstention.evalset.json"
+    path.write_text(json.dumps(evalset), encoding="utf-8")
+    done = adk_eval(str(path))
+    assert done.returncode == 1 and "answer_match:               FAILED" in done.stdout
