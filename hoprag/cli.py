@@ -53,6 +53,8 @@ def check_corpus(path: Path = typer.Argument(..., help="Corpus directory or .jso
     typer.echo(f"groups: {', '.join(groups)}")
     if principals:
         typer.echo(f"principals: {', '.join(principals)}")
+    typer.echo("allowlist: " + (", ".join(corpus.allowlist) if corpus.allowlist is not None
+                                else "none (the trust flag is the only integrity control)"))
 
 
 @app.command()

@@ -71,6 +71,7 @@ class Corpus:
     docs: tuple[Doc, ...]
     lexicon: Lexicon
     root: Path | None = None
+    allowlist: tuple[str, ...] | None = None
 
     def by_id(self) -> dict[str, Doc]:
         return {d.id: d for d in self.docs}
@@ -270,4 +271,18 @@ def load_corpus(path: str | Path, defaults: dict[str, Any] | None = None) -> Cor
         lexicon = load_lexicon(home / "relations.yaml")
     except LexiconError as exc:
         raise CorpusError([Problem(str(home / "relations.yaml"), "relations", str(exc))]) from exc
-    return Corpus(docs, lexicon, path)
+    return Corpus(docs, lexicon, path, load_allowlist(home / "allowlist.yaml"))
+
+
+def load_allowlist(path: Path) -> tuple[str, ...] | None:
+    """Source-URI prefixes whose documents may be evidence (``None`` when the file is absent)."""
+    if not path.exists():
+        return None
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise CorpusError([Problem(str(path), "file", f"cannot read allowlist: {exc}")]) from exc
+    sources = data.get("sources") if isinstance(data, dict) else None
+    if not isinstance(sources, list) or not all(isinstance(s, str) and _URI.fullmatch(s) for s in sources):
+        raise CorpusError([Problem(str(path), "sources", "expected a list of source URI prefixes")])
+    return tuple(sources)

@@ -13,7 +13,7 @@ from typing import Sequence
 from .corpus import Corpus, Doc, load_corpus
 from .graph import Graph, build_graph
 from .grep import grep
-from .read import FactTable, Triple, extract_facts, facts_from
+from .read import FactTable, Provenance, Triple, admit, extract_facts, facts_from, supported
 from .search import Hit, Searcher
 
 #: ``overlap`` (the chapter's frequency-weighted token overlap) is the default because every
@@ -32,6 +32,7 @@ class Engine:
         self.lexicon = corpus.lexicon
         self.ranker = ranker
         self.searcher = Searcher(corpus.docs, ranker)
+        self.provenance = Provenance(corpus.allowlist)
         self._docs = corpus.by_id()
         self._facts = {d.id: extract_facts(d, self.lexicon) for d in corpus.docs}
         self._graphs: dict[frozenset[str], Graph] = {}
@@ -50,6 +51,16 @@ class Engine:
         if doc.id in self._facts:
             return self._facts[doc.id]
         return extract_facts(doc, self.lexicon)
+
+    def evidence(self, doc: Doc) -> tuple[Triple, ...]:
+        """Facts that may be cited: from an admitted document, each with its support span in the text."""
+        if not self.provenance.admits(doc):
+            return ()
+        return tuple(t for t in self.facts(doc) if supported(t, doc))
+
+    def admit(self, hits: Sequence[Doc]) -> tuple[list[Doc], list[str]]:
+        """The integrity gate with this corpus's provenance controls."""
+        return admit(hits, self.provenance)
 
     def table(self, docs: Sequence[Doc]) -> FactTable:
         return facts_from(docs, self.facts)
@@ -71,7 +82,7 @@ class Engine:
         key = frozenset(groups)
         with self._lock:
             if key not in self._graphs:
-                self._graphs[key] = build_graph(self.docs, key, self.facts)
+                self._graphs[key] = build_graph(self.docs, key, self.evidence)
             return self._graphs[key]
 
     def grep(self, needle: str, groups: frozenset[str], k: int | None = None) -> list[tuple[str, str]]:

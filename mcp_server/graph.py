@@ -40,14 +40,20 @@ class Graph:
         return [(s, a["relation"], o, a["doc_id"]) for s, o, a in data]
 
 
-def build_graph(docs: Iterable[Doc], groups: frozenset[str], extract: Callable[[Doc], Sequence[Triple]]) -> Graph:
-    """Build the caller's graph from trusted documents any of ``groups`` may read."""
+def build_graph(docs: Iterable[Doc], groups: frozenset[str], evidence: Callable[[Doc], Sequence[Triple]]) -> Graph:
+    """Build the caller's graph from documents any of ``groups`` may read.
+
+    ``evidence`` yields a document's citable facts -- nothing for one the integrity gate drops.
+    """
     graph = Graph()
     for d in docs:
-        if not d.trusted or not (d.groups & groups):
+        if not (d.groups & groups):
+            continue
+        facts = evidence(d)
+        if not facts:
             continue
         graph.updated[d.id] = d.updated
-        for s, r, o in extract(d):
+        for s, r, o in facts:
             graph.g.add_edge(s, o, relation=r, doc_id=d.id, seq=graph.g.number_of_edges())
     return graph
 

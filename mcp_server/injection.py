@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 
 from .engine import Engine
-from .read import admit
 
 #: The chapter's directive detector; used to *report* directives, never to act on them.
 INJECT = re.compile(r"(?i)ignore .*instructions|email .* to \s*\S+@\S+")
@@ -36,5 +35,5 @@ def hardened_agent(engine: Engine, query: str, groups: frozenset[str], subject: 
 
     Returns ``(blocked_ids, facts)`` showing the attack contained.
     """
-    admitted, blocked = admit(engine.search_docs(query, groups, k))
+    admitted, blocked = engine.admit(engine.search_docs(query, groups, k))
     return blocked, engine.table(admitted).get((subject, relation))

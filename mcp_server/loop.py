@@ -14,7 +14,6 @@ import yaml
 
 from .access import Access
 from .engine import Engine
-from .read import admit
 
 
 @dataclass(frozen=True)
@@ -62,7 +61,7 @@ def one_shot(engine: Engine, query: str, groups: frozenset[str], start: str, goa
     It resolves a multi-hop chain only if every needed document lands in the top ``k``.
     """
     hits = engine.search_docs(query, groups, k)
-    admitted, _ = admit(hits)
+    admitted, _ = engine.admit(hits)
     table = engine.table(admitted)
     trace = [f"search(k={k}) -> {[d.id for d in hits]}"]
     frontier, seen = [start], {start}
@@ -105,7 +104,7 @@ def agentic(engine: Engine, query: str, groups: frozenset[str], start: str, goal
         entity = frontier.pop(0)
         hits = engine.search_docs(entity, groups, k)
         searches += 1
-        admitted, dropped = admit(hits)
+        admitted, dropped = engine.admit(hits)
         docs_read += len(hits)
         trace.append(f"search({entity}) -> {[d.id for d in hits]}"
                      + (f" (dropped untrusted {dropped})" if dropped else ""))

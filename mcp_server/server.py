@@ -53,7 +53,8 @@ class SearchResult(BaseModel):
     text: str = Field(description=f"Document text (at most {MAX_RESULT_TEXT_CHARS} characters).")
     score: float = Field(description="Ranker score; higher is better. Ties are broken by id.")
     source: str
-    trusted: bool = Field(description="False: unverified upload. Never evidence; carries no facts.")
+    trusted: bool = Field(description="Passed the integrity gate (trust flag and source allowlist). "
+                                      "False: never evidence, carries no facts.")
     updated: str | None = Field(description="ISO date of the last update (conflicts: newest wins).")
     facts: list[list[str]] = Field(description="[subject, relation, object] triples read from a trusted text.")
 
@@ -109,8 +110,8 @@ class GrepResult(BaseModel):
 
 
 def _facts(engine: Engine, doc: Doc) -> list[list[str]]:
-    """Facts come only from the integrity-gated reader: an untrusted document has none."""
-    return [list(t) for t in engine.facts(doc)] if doc.trusted else []
+    """Facts come only from the integrity-gated reader: a document the gate drops has none."""
+    return [list(t) for t in engine.evidence(doc)]
 
 
 def _date(doc: Doc) -> str | None:
@@ -175,7 +176,7 @@ def build_server(engine: Engine, caller: Caller, access: Access | None = None) -
         hits = engine.search(query, who.groups, k)
         return SearchResults(results=[
             SearchResult(id=h.doc.id, title=h.doc.title, text=h.doc.text[:MAX_RESULT_TEXT_CHARS], score=h.score,
-                         source=h.doc.source, trusted=h.doc.trusted, updated=_date(h.doc), facts=_facts(engine, h.doc))
+                         source=h.doc.source, trusted=engine.provenance.admits(h.doc), updated=_date(h.doc), facts=_facts(engine, h.doc))
             for h in hits])
 
     @server.tool(annotations=read_only)
@@ -184,7 +185,7 @@ def build_server(engine: Engine, caller: Caller, access: Access | None = None) -
         doc = engine.fetch(id, caller().groups)
         if doc is None:
             raise ToolError(f"no document with id {id!r} is available to you")
-        return Document(id=doc.id, title=doc.title, text=doc.text, source=doc.source, trusted=doc.trusted,
+        return Document(id=doc.id, title=doc.title, text=doc.text, source=doc.source, trusted=engine.provenance.admits(doc),
                         updated=_date(doc), facts=_facts(engine, doc))
 
     @server.tool(annotations=read_only)
