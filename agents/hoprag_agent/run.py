@@ -29,17 +29,20 @@ async def ask(question: str, user_id: str, corpus: Path | None = None, access: P
     try:
         session = await runner.session_service.create_session(app_name=APP, user_id=user_id)
         message = types.Content(role="user", parts=[types.Part(text=question)])
-        written = ""
+        written, tokens, model_calls = "", 0, 0
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
             async for event in runner.run_async(user_id=user_id, session_id=session.id, new_message=message):
+                if event.usage_metadata and event.usage_metadata.prompt_token_count:
+                    tokens += event.usage_metadata.prompt_token_count
+                    model_calls += 1
                 if event.author == "writer" and event.content and event.content.parts:
                     written = "".join(p.text or "" for p in event.content.parts) or written
         state = (await runner.session_service.get_session(app_name=APP, user_id=user_id, session_id=session.id)).state
     finally:
         await runner.close()
         await toolset.shutdown()
-    return report(state[LEDGER], written)
+    return {**report(state[LEDGER], written), "prompt_tokens": tokens, "model_calls": model_calls}
 
 
 def report(ledger: dict[str, Any], written: str) -> dict[str, Any]:
