@@ -135,3 +135,22 @@ def test_api_server_keeps_principals_apart(api_server):
     assert post_run(api_server, "engineering", "What is Falcon's annual budget?") == \
         "I cannot answer: not found in what you may read."
     assert re.match(r"I cannot answer: you may not read any documents", post_run(api_server, "mallory", Q3))
+
+
+def test_adk_web_lists_the_app():
+    port = free_port()
+    proc = subprocess.Popen([str(BIN / "adk"), "web", "--host", "127.0.0.1", "--port", str(port), "--no-reload",
+                             "--session_service_uri", "memory://", "agents"], cwd=ROOT, env=ENV,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(300):
+            try:
+                apps = httpx.get(f"http://127.0.0.1:{port}/list-apps", timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        assert apps.status_code == 200 and apps.json() == ["hoprag_agent"]
+        assert httpx.get(f"http://127.0.0.1:{port}/dev-ui/", timeout=10).status_code == 200
+    finally:
+        proc.terminate()
+        proc.wait(20)
