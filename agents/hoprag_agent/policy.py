@@ -101,8 +101,10 @@ def record(ledger: Ledger, tool: str, args: dict[str, Any], result: dict[str, An
     fresh = [r for r in results if r.get("trusted") and r["id"] not in ledger["evidence"]]
     for r in results:
         for clause in directives(r.get("text", "")):
-            ledger["directives"].append({"id": r["id"], "clause": clause})
-            ledger["trace"].append(f"directive detected in {r['id']}, not executed: {clause!r}")
+            found = {"id": r["id"], "clause": clause}
+            if found not in ledger["directives"]:  # a document retrieved twice is reported once
+                ledger["directives"].append(found)
+                ledger["trace"].append(f"directive detected in {r['id']}, not executed: {clause!r}")
     for r in fresh:
         ledger["evidence"][r["id"]] = {k: r.get(k) for k in ("title", "text", "source", "updated", "facts")}
     ledger["dropped"] += [d for d in dropped if d not in ledger["dropped"]]
