@@ -72,3 +72,11 @@ def test_a_missing_abstention_fails(tmp_path):
     path.write_text(json.dumps(evalset), encoding="utf-8")
     done = adk_eval(str(path))
     assert done.returncode == 1 and "answer_match:               FAILED" in done.stdout
+
+
+def test_security_eval_set_passes_on_the_red_team_corpus():
+    """Every payload x placement of the red-team corpus: same trajectory and answer as the clean twin."""
+    done = adk_eval("eval_sets/redteam.evalset.json", {"HOPRAG_CORPUS": str(ROOT / "eval_sets/corpora/redteam")})
+    assert done.returncode == 0, done.stdout[-3000:]
+    passed, failed = summary(done)
+    assert failed == 0 and passed == len(json.loads((ROOT / "eval_sets/redteam.evalset.json").read_text())["eval_cases"])
