@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
+
+
+#: RFC 6750 ``b64token``: what an ``Authorization: Bearer`` header can carry.
+_TOKEN = re.compile(r"[A-Za-z0-9._~+/-]+=*")
 
 
 class AccessError(ValueError):
@@ -66,31 +71,37 @@ def load_access(path: str | Path) -> Access:
     path = Path(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+    except (OSError, ValueError, RecursionError, yaml.YAMLError) as exc:  # ValueError: bad dates, huge integers
         raise AccessError(f"{path}: cannot read access file: {exc}") from exc
     if not isinstance(data, dict):
         raise AccessError(f"{path}: expected a mapping with principals, tokens, users")
-    unknown = set(data) - {"principals", "tokens", "users"}
+    unknown = [k for k in data if k not in ("principals", "tokens", "users")]
     if unknown:
-        raise AccessError(f"{path}: field '{sorted(unknown)[0]}': unknown key")
+        name = unknown[0] if isinstance(unknown[0], str) else "(a non-string key)"
+        raise AccessError(f"{path}: field '{name}': unknown key")
     raw = data.get("principals")
     if not isinstance(raw, dict) or not raw:
         raise AccessError(f"{path}: field 'principals': expected a non-empty mapping")
     principals = {}
     for name, spec in raw.items():
+        if not isinstance(name, str):
+            raise AccessError(f"{path}: field 'principals': principal names must be strings")
         groups = spec.get("groups") if isinstance(spec, dict) else None
         if not isinstance(groups, list) or not all(isinstance(g, str) and g for g in groups):
             raise AccessError(f"{path}: field 'principals.{name}.groups': expected a list of group names")
-        principals[str(name)] = Principal(str(name), frozenset(groups))
+        principals[name] = Principal(name, frozenset(groups))
     maps = {}
     for key in ("tokens", "users"):
         m = data.get(key) or {}
         if not isinstance(m, dict):
             raise AccessError(f"{path}: field '{key}': expected a mapping to principal names")
         for k, v in m.items():
+            if not isinstance(k, str) or not isinstance(v, str):
+                raise AccessError(f"{path}: field '{key}': expected a mapping of strings to principal names")
             if v not in principals:
                 raise AccessError(f"{path}: field '{key}': maps to unknown principal {v!r}")
-            if key == "tokens" and (not isinstance(k, str) or len(k) < 8):
-                raise AccessError(f"{path}: field 'tokens': every token must be a string of at least 8 characters")
-        maps[key] = {str(k): str(v) for k, v in m.items()}
+            if key == "tokens" and (len(k) < 8 or not _TOKEN.fullmatch(k)):
+                raise AccessError(f"{path}: field 'tokens': every token must be a string of at least 8 characters "
+                                  "from A-Z a-z 0-9 - . _ ~ + / (RFC 6750), so a bearer header can carry it")
+        maps[key] = dict(m)
     return Access(principals, maps["tokens"], maps["users"])

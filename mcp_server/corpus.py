@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import reprlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -23,6 +24,29 @@ FIELDS = ("id", "title", "groups", "trusted", "source", "updated")
 REQUIRED = ("id", "groups", "trusted", "source", "updated")
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/-]{0,127}")
 _URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S+")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class _Short(reprlib.Repr):
+    """Renders a hostile value for a message in bounded size and time: a YAML alias bomb is
+    exponential in full, and a hex integer can be too long for ``repr`` to convert at all."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.maxlevel, self.maxstring, self.maxother = 2, 80, 80
+        self.maxlist = self.maxtuple = self.maxdict = self.maxset = 4
+
+    def repr_int(self, x: int, level: int) -> str:
+        return super().repr_int(x, level) if x.bit_length() <= 128 else f"<a {x.bit_length()}-bit integer>"
+
+
+_SHOW = _Short()
+
+
+def _field(key: Any) -> str:
+    """A record key as a field name, quoted when it is not a plain one (YAML keys may be numbers,
+    dates, null, empty or hold newlines)."""
+    return key if isinstance(key, str) and key.isprintable() and key else _SHOW.repr(key)
 
 
 @dataclass(frozen=True)
@@ -53,7 +77,10 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.where}: field '{self.field}': {self.message}"
+        # One line, always printable: file names, keys and parser messages may hold line breaks
+        # or lone surrogates.
+        text = " ".join(f"{self.where}: field '{self.field}': {self.message}".splitlines())
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 class CorpusError(ValueError):
@@ -87,15 +114,15 @@ def _check(record: dict[str, Any], where: str, allowed: Iterable[str]) -> tuple[
     """Validate one record's metadata; return the normalised fields and any problems."""
     problems: list[Problem] = []
     out: dict[str, Any] = {}
-    for key in sorted(set(record) - set(allowed)):
-        problems.append(Problem(where, str(key), "unknown key (allowed: " + ", ".join(allowed) + ")"))
+    for key in sorted(set(record) - set(allowed), key=_field):
+        problems.append(Problem(where, _field(key), "unknown key (allowed: " + ", ".join(allowed) + ")"))
     for key in REQUIRED:
         if key not in record or record[key] is None:
             problems.append(Problem(where, key, "missing"))
     doc_id = record.get("id")
     if doc_id is not None:
         if not isinstance(doc_id, str) or not _ID.fullmatch(doc_id):
-            problems.append(Problem(where, "id", f"expected an id of letters, digits and _.:/- (got {doc_id!r})"))
+            problems.append(Problem(where, "id", f"expected an id of letters, digits and _.:/- (got {_SHOW.repr(doc_id)})"))
         else:
             out["id"] = doc_id
     title = record.get("title", "")
@@ -114,27 +141,52 @@ def _check(record: dict[str, Any], where: str, allowed: Iterable[str]) -> tuple[
     trusted = record.get("trusted")
     if trusted is not None:
         if not isinstance(trusted, bool):
-            problems.append(Problem(where, "trusted", f"expected true or false, got {trusted!r}"))
+            problems.append(Problem(where, "trusted", f"expected true or false, got {_SHOW.repr(trusted)}"))
         else:
             out["trusted"] = trusted
     source = record.get("source")
     if source is not None:
         if not isinstance(source, str) or not _URI.fullmatch(source.strip()):
-            problems.append(Problem(where, "source", f"expected a URI such as https://host/path, got {source!r}"))
+            problems.append(Problem(where, "source", f"expected a URI such as https://host/path, got {_SHOW.repr(source)}"))
         else:
             out["source"] = source.strip()
     updated = record.get("updated")
     if updated is not None:
-        if isinstance(updated, dt.datetime):
-            out["updated"] = updated.date()
-        elif isinstance(updated, dt.date):
-            out["updated"] = updated
+        date = _date(updated)
+        if date is None:
+            problems.append(Problem(where, "updated", f"expected an ISO date YYYY-MM-DD, got {_SHOW.repr(updated)}"))
         else:
-            try:
-                out["updated"] = dt.date.fromisoformat(str(updated))
-            except ValueError:
-                problems.append(Problem(where, "updated", f"expected an ISO date YYYY-MM-DD, got {updated!r}"))
+            out["updated"] = date
     return out, problems
+
+
+def _date(value: Any) -> dt.date | None:
+    """YAML parses dates itself; JSON carries ISO strings. Anything else is not a date."""
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    if not isinstance(value, str):
+        return None
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+def _lone_surrogate(value: Any) -> bool:
+    """Whether a parsed value holds a lone UTF-16 surrogate: JSON and YAML ``\\ud800`` escapes make
+    them, and no UTF-8 response can carry one. Shared objects (YAML aliases) are visited once."""
+    stack, seen = [value], set()
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return True
+        elif isinstance(item, (list, tuple, set, dict)) and id(item) not in seen:
+            seen.add(id(item))
+            stack.extend([*item.keys(), *item.values()] if isinstance(item, dict) else item)
+    return False
 
 
 def _triples(value: Any, where: str) -> tuple[tuple[tuple[str, str, str], ...] | None, list[Problem]]:
@@ -156,8 +208,10 @@ def _front_matter(raw: str, where: str) -> tuple[dict[str, Any] | None, str, lis
         return None, "", [Problem(where, "front matter", "no closing '---' line")]
     try:
         meta = yaml.safe_load(parts[1])
-    except yaml.YAMLError as exc:
-        return None, "", [Problem(where, "front matter", f"invalid YAML: {exc}".replace("\n", " "))]
+    except RecursionError:
+        return None, "", [Problem(where, "front matter", "invalid YAML: nested too deeply")]
+    except (yaml.YAMLError, ValueError) as exc:  # ValueError: impossible dates, integers past Python's digit limit
+        return None, "", [Problem(where, "front matter", f"invalid YAML: {exc}")]
     if not isinstance(meta, dict):
         return None, "", [Problem(where, "front matter", "expected a mapping of fields")]
     return meta, parts[2].strip(), []
@@ -175,6 +229,8 @@ def _read_text(path: Path) -> tuple[str | None, list[Problem]]:
 def _make(meta: dict[str, Any], text: Any, where: str, allowed: tuple[str, ...], defaults: dict[str, Any]):
     record = {**defaults, **meta}
     fields, problems = _check(record, where, allowed)
+    problems += [Problem(where, _field(key), "not valid Unicode (a lone surrogate escape such as \\ud800)")
+                 for key, value in [*record.items(), ("text", text)] if _lone_surrogate(key) or _lone_surrogate(value)]
     triples, more = _triples(record.get("triples"), where)
     problems += more
     if not isinstance(text, str) or not text.strip():
@@ -221,6 +277,12 @@ def _jsonl_docs(path: Path, defaults: dict[str, Any]) -> tuple[list[tuple[Doc, s
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             problems.append(Problem(where, "json", f"invalid JSON: {exc.msg} at column {exc.colno}"))
+            continue
+        except RecursionError:
+            problems.append(Problem(where, "json", "invalid JSON: nested too deeply"))
+            continue
+        except ValueError as exc:  # an integer past Python's digit limit
+            problems.append(Problem(where, "json", f"invalid JSON: {exc}"))
             continue
         if not isinstance(record, dict):
             problems.append(Problem(where, "json", "expected one JSON object per line"))
@@ -280,7 +342,7 @@ def load_allowlist(path: Path) -> tuple[str, ...] | None:
         return None
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+    except (OSError, ValueError, RecursionError, yaml.YAMLError) as exc:
         raise CorpusError([Problem(str(path), "file", f"cannot read allowlist: {exc}")]) from exc
     sources = data.get("sources") if isinstance(data, dict) else None
     if not isinstance(sources, list) or not all(isinstance(s, str) and _URI.fullmatch(s) for s in sources):

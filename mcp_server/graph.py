@@ -45,7 +45,7 @@ def build_graph(docs: Iterable[Doc], groups: frozenset[str], evidence: Callable[
 
     ``evidence`` yields a document's citable facts -- nothing for one the integrity gate drops.
     """
-    graph = Graph()
+    graph, seq = Graph(), 0
     for d in docs:
         if not (d.groups & groups):
             continue
@@ -54,7 +54,8 @@ def build_graph(docs: Iterable[Doc], groups: frozenset[str], evidence: Callable[
             continue
         graph.updated[d.id] = d.updated
         for s, r, o in facts:
-            graph.g.add_edge(s, o, relation=r, doc_id=d.id, seq=graph.g.number_of_edges())
+            graph.g.add_edge(s, o, relation=r, doc_id=d.id, seq=seq)  # insertion order, O(1) per edge
+            seq += 1
     return graph
 
 

@@ -62,8 +62,8 @@ class Lexicon:
 
 
 def _strings(value: object, where: str, field: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v.strip() for v in value):
-        raise LexiconError(f"{where}: field '{field}': expected a non-empty list of non-empty strings")
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v.strip() and v.isprintable() for v in value):
+        raise LexiconError(f"{where}: field '{field}': expected a non-empty list of non-empty, printable strings")
     return tuple(v.strip() for v in value)
 
 
@@ -72,7 +72,7 @@ def load_lexicon(path: Path | None = None) -> Lexicon:
     path = path if path is not None and path.exists() else DEFAULT_PATH
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+    except (OSError, ValueError, RecursionError, yaml.YAMLError) as exc:  # ValueError: bad dates, huge integers
         raise LexiconError(f"{path}: cannot read relations file: {exc}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("relations"), list):
         raise LexiconError(f"{path}: field 'relations': expected a list of relations")
@@ -81,9 +81,10 @@ def load_lexicon(path: Path | None = None) -> Lexicon:
         where = f"{path}: relations[{i}]"
         if not isinstance(item, dict):
             raise LexiconError(f"{where}: expected a mapping with name, cues, asks")
-        unknown = set(item) - {"name", "cues", "asks"}
+        unknown = [k for k in item if k not in ("name", "cues", "asks")]
         if unknown:
-            raise LexiconError(f"{where}: field '{sorted(unknown)[0]}': unknown key")
+            name = unknown[0] if isinstance(unknown[0], str) else "(a non-string key)"
+            raise LexiconError(f"{where}: field '{name}': unknown key")
         name = item.get("name")
         if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
             raise LexiconError(f"{where}: field 'name': expected a snake_case relation name")

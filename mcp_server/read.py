@@ -41,10 +41,14 @@ def extract_facts(doc: Doc, lexicon: Lexicon) -> tuple[Triple, ...]:
     """
     if doc.triples is not None:
         return doc.triples
+    cues = lexicon.cues
+    if doc.text.isascii():  # most passages state no fact: skip them (exact, as ASCII lower() is context-free)
+        text = doc.text.lower()
+        cues = tuple((cue, relation) for cue, relation in cues if cue in text)
     triples = []
-    for sentence in _SENTENCE.split(doc.text):
+    for sentence in _SENTENCE.split(doc.text) if cues else ():
         low = sentence.lower()
-        for cue, relation in lexicon.cues:
+        for cue, relation in cues:
             if cue in low:
                 i = low.index(cue)
                 subj = _subject(sentence[:i])

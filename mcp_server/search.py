@@ -8,6 +8,7 @@ frequencies (a physically partitioned index, built lazily and cached).
 from __future__ import annotations
 
 import threading
+from array import array
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Sequence
@@ -87,6 +88,24 @@ class View:
         return [Hit(self.docs[i], float(scores[i])) for i in cand[order]]
 
 
+def _counts(docs: Sequence[Doc]) -> tuple[dict[str, int], sparse.csr_matrix]:
+    """The vocabulary (token -> column, in order of first use) and the document-token count matrix.
+
+    Token ids go straight into flat int32 arrays: holding every document's token list (or
+    per-token Python ints) costs about 5x the corpus text in RAM at 100k passages.
+    """
+    vocab: dict[str, int] = {}
+    indices, indptr = array("i"), array("q", [0])
+    for d in docs:
+        indices.extend([vocab.setdefault(t, len(vocab)) for t in tokenize(d.text)])
+        indptr.append(len(indices))
+    cols = np.frombuffer(indices, dtype=np.int32) if indices else np.zeros(0, dtype=np.int32)
+    matrix = sparse.csr_matrix((np.ones(len(cols), dtype=np.int32), cols, np.frombuffer(indptr, dtype=np.int64)),
+                               shape=(len(docs), max(1, len(vocab))))
+    matrix.sum_duplicates()  # a token repeated in a document: one entry holding its count
+    return vocab, matrix
+
+
 class Searcher:
     """Builds and caches one :class:`View` per distinct caller group set."""
 
@@ -94,18 +113,12 @@ class Searcher:
         if ranker not in RANKERS:
             raise ValueError(f"unknown ranker {ranker!r}; choose one of {', '.join(RANKERS)}")
         self.docs, self.ranker, self.max_views = tuple(docs), ranker, max_views
-        self._tokens = [tokenize(d.text) for d in self.docs]
         self._views: OrderedDict[frozenset[str], View] = OrderedDict()
         self._lock = threading.Lock()
         if ranker == "overlap":
-            self._vocab: dict[str, int] = {}
-            rows, cols = [], []
-            for i, toks in enumerate(self._tokens):
-                for t in toks:
-                    rows.append(i)
-                    cols.append(self._vocab.setdefault(t, len(self._vocab)))
-            data = np.ones(len(rows), dtype=np.int32)
-            self._matrix = sparse.csr_matrix((data, (rows, cols)), shape=(len(self.docs), max(1, len(self._vocab))))
+            self._vocab, self._matrix = _counts(self.docs)
+        else:  # bm25 indexes token lists per view; overlap needs only the count matrix
+            self._tokens = [tokenize(d.text) for d in self.docs]
 
     def authorized(self, groups: frozenset[str]) -> list[int]:
         """Indices of the documents any of ``groups`` may read."""

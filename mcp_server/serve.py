@@ -23,6 +23,9 @@ from .engine import Engine
 from .server import build_server, fixed_caller, http_app, http_caller
 
 
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
 def open_listener(host: str, port: int) -> socket.socket:
     """Bind first, so ``--port 0`` gets a free port we can announce before serving."""
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
@@ -40,9 +43,14 @@ def serve(
     access: Optional[Path] = typer.Option(None, "--access", help="Operator access file [env HOPRAG_ACCESS; default access.yaml beside the corpus]."),
     principal: Optional[str] = typer.Option(None, "--as", help="stdio only: the principal every call runs as."),
     ranker: Optional[str] = typer.Option(None, "--ranker", help="overlap | bm25 [env HOPRAG_RANKER]."),
+    log_level: str = typer.Option("warning", "--log-level", envvar="HOPRAG_LOG_LEVEL",
+                                  help="debug | info | warning | error (stderr; bearer tokens are never logged)."),
 ) -> None:
     """Serve search / fetch / graph_walk / graph_overview / grep over MCP."""
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    level = log_level.lower()
+    if level not in LOG_LEVELS:
+        raise typer.BadParameter(f"expected one of {', '.join(LOG_LEVELS)}", param_hint="--log-level")
+    logging.basicConfig(level=level.upper(), stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     if transport not in ("stdio", "http"):
         raise typer.BadParameter("expected stdio or http", param_hint="--transport")
     try:
@@ -70,7 +78,8 @@ def serve(
     sock = open_listener(host, port)
     bound = sock.getsockname()[1]
     print(f"hoprag MCP server on http://{host}:{bound}/mcp (health: /health)", file=sys.stderr, flush=True)
-    config = uvicorn.Config(http_app(server, host), log_level="warning", access_log=False, lifespan="on")
+    config = uvicorn.Config(http_app(server, host), log_level=level, access_log=level in ("debug", "info"),
+                            lifespan="on")
     asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
 
 

@@ -9,7 +9,7 @@ filters. Results are pydantic models, so clients get an ``outputSchema`` and
 from __future__ import annotations
 
 import logging
-from typing import Annotated, Callable
+from typing import Annotated, Any, Callable
 
 from mcp.server import CacheHint
 from mcp.server.auth.middleware.auth_context import get_access_token
@@ -17,10 +17,12 @@ from mcp.server.auth.provider import AccessToken, TokenVerifier
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, ToolAnnotations
 from pydantic import BaseModel, Field
 from starlette.requests import Request
 from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .access import Access, Principal
 from .corpus import Doc
@@ -151,13 +153,23 @@ class AccessFileVerifier(TokenVerifier):
         return AccessToken(token="<redacted>", client_id=principal.name, scopes=[], subject=principal.name)
 
 
+class _Server(MCPServer):
+    """An unknown prompt is the caller's mistake (-32602, as the SDK answers an unknown resource);
+    the SDK otherwise answers JSON-RPC code 0 or -32603 and logs a traceback for every such request."""
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
+        if name not in {p.name for p in await self.list_prompts()}:
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {name}")
+        return await super().get_prompt(name, arguments, context)
+
+
 def build_server(engine: Engine, caller: Caller, access: Access | None = None) -> MCPServer:
     """Wire the tools; pass ``access`` to require bearer tokens (HTTP)."""
     auth = dict(
         token_verifier=AccessFileVerifier(access),
         auth=AuthSettings(issuer_url="http://127.0.0.1/", resource_server_url=None),
     ) if access else {}
-    server = MCPServer(
+    server = _Server(
         "hoprag", version="0.1.0", instructions=INSTRUCTIONS,
         cache_hints={"tools/list": CacheHint(ttl_ms=300_000, scope="public"),
                      "server/discover": CacheHint(ttl_ms=300_000, scope="public")},
@@ -232,7 +244,24 @@ def build_server(engine: Engine, caller: Caller, access: Access | None = None) -
     return server
 
 
-def http_app(server: MCPServer, host: str = "127.0.0.1"):
-    """The stateless Streamable HTTP ASGI app (JSON responses; both protocol eras)."""
-    return server.streamable_http_app(stateless_http=True, json_response=True, host=host,
-                                      max_request_body_size=MAX_BODY_BYTES)
+def http_app(server: MCPServer, host: str = "127.0.0.1") -> ASGIApp:
+    """The stateless Streamable HTTP ASGI app (JSON responses; both protocol eras).
+
+    ``GET /mcp`` answers 405, as the transport spec allows a server without a standalone SSE
+    stream to: a stateless server can never write to one, and the SDK's 2025-era path would
+    otherwise hold each such connection open forever (the 2026-era path already says 405).
+    """
+    app = server.streamable_http_app(stateless_http=True, json_response=True, host=host,
+                                     max_request_body_size=MAX_BODY_BYTES)
+    no_stream = JSONResponse(
+        {"jsonrpc": "2.0", "id": None,
+         "error": {"code": -32600, "message": "Method Not Allowed: this stateless server has no SSE stream; POST requests"}},
+        status_code=405, headers={"Allow": "POST"})
+
+    async def serve(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == "/mcp":
+            await no_stream(scope, receive, send)
+        else:
+            await app(scope, receive, send)
+
+    return serve

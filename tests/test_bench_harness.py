@@ -1,0 +1,111 @@
+"""The benchmark harnesses on tiny inputs: each writes well-formed JSON (and its PNGs). No speed is checked."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from benchmarks import synthetic
+from benchmarks.chapter import chapter
+from benchmarks.httpload import ENDPOINTS, have_wrk
+from benchmarks.load import load, soak
+from benchmarks.server_bench import expected, scale, server, wrong_samples
+from mcp_server.corpus import load_corpus
+from mcp_server.engine import DEFAULT_CORPUS, Engine
+
+app = typer.Typer()
+for command in (server, scale, load, soak):
+    app.command(command.__name__)(command)
+
+
+def invoke(*args: str) -> None:
+    result = CliRunner().invoke(app, list(args))
+    assert result.exit_code == 0, f"{result.output}\n{result.exception!r}"
+
+
+def read(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_chapter_bench_reproduces_the_chapter_and_runs_the_agent(tmp_path):
+    # Called directly: the agent's stdio MCP subprocess needs a real stderr, which CliRunner replaces.
+    chapter(corpus=DEFAULT_CORPUS, access=None, token_question="q3", agent=True, out=tmp_path, figures=None)
+    report = read(tmp_path / "chapter.json")
+    assert all(report["matches_chapter"].values()), report["matches_chapter"]
+    assert report["frontier"]["loop"] == {"accuracy": 1.0, "mean_docs": 3.67, "mean_searches": 1.83}
+    assert report["frontier"]["knee"] == 3
+    assert (report["tokens"]["long_context"], report["tokens"]["rag"]) == (73, 36)
+    agent = report["agent"]
+    assert agent["accuracy"] == 1.0 and [r["id"] for r in agent["questions"]] == ["q1", "q2", "q3", "q4", "q5", "q6"]
+    assert agent["mean"]["prompt_tokens"] > 0 and agent["mean"]["model_calls"] > 0
+    assert all(r["docs_read"] <= r["docs_returned"] for r in agent["questions"])
+    for png in ("fig15_2_frontier.png", "budget_sweep.png", "fig15_4_tokens.png", "agent_cost.png"):
+        assert (tmp_path / png).stat().st_size > 0
+
+
+@pytest.mark.parametrize("generator", ["python", pytest.param("wrk", marks=pytest.mark.skipif(
+    not have_wrk(), reason="wrk is not installed (apt-get install wrk)"))])
+def test_server_bench_puts_every_endpoint_side_by_side(tmp_path, generator):
+    invoke("server", "--duration", "1", "--concurrency", "1", "--generator", generator, "--out", str(tmp_path))
+    report = read(tmp_path / "server.json")
+    assert [r["endpoint"] for r in report["runs"]] == list(ENDPOINTS)
+    for r in report["runs"]:
+        assert r["generator"] == generator and r["connections"] == 1
+        assert r["requests"] > 0 and r["errors"] == 0 and 0 < r["p50_ms"] <= r["p99_ms"]
+        assert r["ratio_to_bare"] > 0
+    assert report["runs"][0]["ratio_to_bare"] == 1.0
+    assert (tmp_path / "server.png").stat().st_size > 0
+
+
+def test_scale_bench_on_a_tiny_synthetic_corpus(tmp_path):
+    invoke("scale", "--sizes", "200", "--searches", "20", "--duration", "1", "--generator", "python",
+           "--out", str(tmp_path))
+    (row,) = read(tmp_path / "scale.json")["sizes"]
+    assert row["passages"] == 200
+    assert row["in_process"]["build_s"] >= row["in_process"]["graphs_s"] >= 0
+    assert row["in_process"]["rss_mb"] > 0 and row["in_process"]["search"]["p50_ms"] > 0
+    assert row["mcp-2025-11-25"]["errors"] == 0 and row["bare"]["errors"] == 0
+    assert (tmp_path / "scale.png").stat().st_size > 0
+
+
+def test_load_checks_answers_against_the_engine(tmp_path):
+    invoke("load", "--requests", "200", "--chunks", "2", "--sample-every", "5", "--generator", "python",
+           "--out", str(tmp_path))
+    report = read(tmp_path / "load.json")
+    assert report["passed"] and report["requests"] >= 200 and len(report["chunks"]) == 2
+    assert report["errors"] == 0 and report["wrong"] == 0 and report["checked"] >= 30
+    assert (tmp_path / "load.png").stat().st_size > 0
+
+
+def test_soak_samples_rss_and_fits_a_slope(tmp_path):
+    invoke("soak", "--duration", "3", "--interval", "0.5", "--sample-every", "11", "--generator", "python",
+           "--endpoint", "mcp-2026-07-28", "--out", str(tmp_path))
+    report = read(tmp_path / "soak.json")
+    assert report["passed"] and report["load"]["requests"] > 0 and report["checked"] > 0
+    assert len(report["rss_samples"]) >= 4 and isinstance(report["slope_mb_per_min"], float)
+    assert (tmp_path / "soak.png").stat().st_size > 0
+
+
+def test_a_wrong_answer_is_caught(engine):
+    """Negative control for the spot checks: a tampered result or a result for another query is wrong."""
+    eng, queries = frozenset({"engineering"}), ["Aurora", "Falcon"]
+    payload = expected(engine, eng, "Aurora", 3)
+    good = {"jsonrpc": "2.0", "id": 1, "result": {"isError": False, "structuredContent": payload,
+                                                  "content": [{"type": "text", "text": json.dumps(payload, indent=2)}]}}
+    assert wrong_samples(engine, eng, queries, 3, "mcp-2025-11-25", [json.dumps(good)]) == []
+    tampered = json.loads(json.dumps(good))
+    tampered["result"]["structuredContent"]["results"][0]["facts"] = [["Aurora", "region", "attacker-zone"]]
+    other = dict(good, id=2)  # request 2 asked "Falcon"
+    assert len(wrong_samples(engine, eng, queries, 3, "mcp-2025-11-25", [json.dumps(tampered), json.dumps(other)])) == 2
+
+
+def test_synthetic_corpus_is_deterministic_and_loads(tmp_path):
+    assert synthetic.generate(50, seed=1) == synthetic.generate(50, seed=1)
+    corpus = load_corpus(synthetic.write(tmp_path, 100))
+    engine = Engine(corpus)
+    assert len(corpus.docs) == 100 and {r for d in corpus.docs for _, r, _ in engine.facts(d)} >= {"depends_on", "region"}
+    assert any(not r["trusted"] for r in synthetic.generate(1000)[0])
