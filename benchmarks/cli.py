@@ -15,7 +15,7 @@ from .index import BenchIndex
 from .retrieval import DEFAULT_BUDGET, load_corpus, load_questions, report_json, report_table, run, select
 from .strategies import STRATEGIES
 
-bench_app = typer.Typer(help="Benchmarks: multi-hop retrieval recall and cost, side by side per strategy.",
+bench_app = typer.Typer(help="Benchmarks: quality, cost and speed, measured side by side in one run.",
                         no_args_is_help=True, add_completion=False)
 
 
@@ -70,3 +70,18 @@ def convert_musique(
         _fail(f"cannot convert {source}: {exc}")
         return
     typer.echo(f"wrote {corpus_path} and {questions_path}")
+
+
+def _register() -> None:
+    """Mount the other benchmarks: each module owns its command's options."""
+    from .acl_recall import acl
+    from .chapter import chapter
+    from .load import load, soak
+    from .server_bench import scale, server
+
+    for name, command in (("chapter", chapter), ("server", server), ("scale", scale), ("load", load),
+                          ("soak", soak), ("acl", acl)):
+        bench_app.command(name)(command)
+
+
+_register()

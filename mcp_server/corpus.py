@@ -203,7 +203,7 @@ def _triples(value: Any, where: str) -> tuple[tuple[tuple[str, str, str], ...] |
 def _front_matter(raw: str, where: str) -> tuple[dict[str, Any] | None, str, list[Problem]]:
     if not raw.startswith("---"):
         return None, "", [Problem(where, "front matter", "file must start with a '---' YAML front-matter block")]
-    parts = re.split(r"^---[ \t]*$", raw, maxsplit=2, flags=re.M)
+    parts = re.split(r"^---[ \t]*\r?$", raw, maxsplit=2, flags=re.M)
     if len(parts) < 3:
         return None, "", [Problem(where, "front matter", "no closing '---' line")]
     try:

@@ -8,6 +8,7 @@ filters. Results are pydantic models, so clients get an ``outputSchema`` and
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Annotated, Any, Callable
 
@@ -18,7 +19,7 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS, ToolAnnotations
+from mcp.types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -116,6 +117,13 @@ def _facts(engine: Engine, doc: Doc) -> list[list[str]]:
     return [list(t) for t in engine.evidence(doc)]
 
 
+def _compact(result: BaseModel) -> CallToolResult:
+    """Structured content plus its compact JSON as text (the SDK's default pretty-prints a copy)."""
+    data = result.model_dump(mode="json")
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+
 def _date(doc: Doc) -> str | None:
     return doc.updated.isoformat() if doc.updated else None
 
@@ -177,46 +185,51 @@ def build_server(engine: Engine, caller: Caller, access: Access | None = None) -
     )
     read_only = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
 
+    # Lookups that take microseconds run on the event loop (async); grep and graph_overview scan a
+    # whole view, so they stay sync and run in the worker thread pool.
     @server.tool(annotations=read_only)
-    def search(
+    async def search(
         query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="Search text.")],
         k: Annotated[int, Field(ge=1, le=MAX_K, description="Results to return.")] = 5,
-    ) -> SearchResults:
+    ) -> Annotated[CallToolResult, SearchResults]:
         """Rank the documents you may read against a query (best first). Search for an entity
         name to read what is stated about it; use the entities you read as your next queries."""
         who = caller()
         hits = engine.search(query, who.groups, k)
-        return SearchResults(results=[
+        return _compact(SearchResults(results=[
             SearchResult(id=h.doc.id, title=h.doc.title, text=h.doc.text[:MAX_RESULT_TEXT_CHARS], score=h.score,
-                         source=h.doc.source, trusted=engine.provenance.admits(h.doc), updated=_date(h.doc), facts=_facts(engine, h.doc))
-            for h in hits])
+                         source=h.doc.source, trusted=engine.provenance.admits(h.doc), updated=_date(h.doc),
+                         facts=_facts(engine, h.doc))
+            for h in hits]))
 
     @server.tool(annotations=read_only)
-    def fetch(id: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS, description="Document id.")]) -> Document:
+    async def fetch(
+        id: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS, description="Document id.")],
+    ) -> Annotated[CallToolResult, Document]:
         """Read one document by id, with its provenance and the facts read from it."""
         doc = engine.fetch(id, caller().groups)
         if doc is None:
             raise ToolError(f"no document with id {id!r} is available to you")
-        return Document(id=doc.id, title=doc.title, text=doc.text, source=doc.source, trusted=engine.provenance.admits(doc),
-                        updated=_date(doc), facts=_facts(engine, doc))
+        return _compact(Document(id=doc.id, title=doc.title, text=doc.text, source=doc.source,
+                                 trusted=engine.provenance.admits(doc), updated=_date(doc), facts=_facts(engine, doc)))
 
     @server.tool(annotations=read_only)
-    def graph_walk(
+    async def graph_walk(
         start: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS, description="Entity to start from.")],
         relation: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS, description="Goal relation name.")],
         max_hops: Annotated[int, Field(ge=1, le=MAX_HOPS, description="Longest path to try.")] = 4,
-    ) -> WalkResult:
+    ) -> Annotated[CallToolResult, WalkResult]:
         """Walk your entity graph (trusted, readable documents only) from `start` to the first entity
         holding `relation`; returns the answer with its citation path, or answer=null."""
         walk = local_search(engine.graph(caller().groups), start, relation, max_hops)
         status = walk.resolution.status if walk.resolution else "unreached"
-        return WalkResult(
+        return _compact(WalkResult(
             answer=walk.answer,
             path=[PathStep(subject=s, relation=r, object=o, doc_id=d) for s, r, o, d in walk.path],
-            status=status, superseded=list(walk.resolution.superseded) if walk.resolution else [])
+            status=status, superseded=list(walk.resolution.superseded) if walk.resolution else []))
 
     @server.tool(annotations=read_only)
-    def graph_overview() -> Overview:
+    def graph_overview() -> Annotated[CallToolResult, Overview]:
         """The relation inventory of your entity graph: which kinds of facts you can reach, with the
         phrases documents and questions use for each relation."""
         graph = engine.graph(caller().groups)
@@ -225,17 +238,18 @@ def build_server(engine: Engine, caller: Caller, access: Access | None = None) -
                      for r in engine.lexicon.relations if counts[r.name]]
         known = set(engine.lexicon.names())
         relations += [RelationInfo(name=name, count=n, cues=[], asks=[]) for name, n in counts.items() if name not in known]
-        return Overview(relations=relations, entities=graph.g.number_of_nodes(), edges=graph.g.number_of_edges())
+        return _compact(Overview(relations=relations, entities=graph.g.number_of_nodes(),
+                                 edges=graph.g.number_of_edges()))
 
     @server.tool(annotations=read_only)
     def grep(
         text: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS, description="Exact text to find.")],
         k: Annotated[int, Field(ge=1, le=MAX_GREP_K, description="Matches to return.")] = 20,
-    ) -> GrepResult:
+    ) -> Annotated[CallToolResult, GrepResult]:
         """Find lines containing `text` literally (case-sensitive, no patterns) in documents you may
         read. Use it for exact identifiers and error strings."""
         matches = engine.grep(text, caller().groups, k)
-        return GrepResult(matches=[GrepMatch(id=i, line=line[:MAX_LINE_CHARS]) for i, line in matches])
+        return _compact(GrepResult(matches=[GrepMatch(id=i, line=line[:MAX_LINE_CHARS]) for i, line in matches]))
 
     @server.custom_route("/health", methods=["GET"])
     async def health(_: Request) -> JSONResponse:

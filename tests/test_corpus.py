@@ -143,3 +143,9 @@ def test_check_corpus_cli_exit_codes(tmp_path):
     write_md(tmp_path, "a1.md", GOOD_META.replace("trusted: true", "trusted: perhaps"))
     bad = runner.invoke(app, ["check-corpus", str(tmp_path)])
     assert bad.exit_code == 1 and "field 'trusted'" in bad.output
+
+
+def test_windows_line_endings_are_accepted(tmp_path):
+    (tmp_path / "a1.md").write_bytes(f"---\n{GOOD_META}\n---\nAlpha depends on Beta.\n".replace("\n", "\r\n").encode())
+    (doc,) = load_docs(tmp_path)
+    assert doc.id == "a1" and doc.text == "Alpha depends on Beta."
