@@ -69,6 +69,16 @@ def session(corpus: Path, access: Optional[Path], principal: str, endpoint: str,
                       default_queries(corpus), k, endpoint)
 
 
+# Options both commands take (one definition, so load and soak cannot drift apart).
+CORPUS_OPT = typer.Option(DEFAULT_CORPUS, "--corpus", help="Corpus directory or .jsonl.")
+ACCESS_OPT = typer.Option(None, "--access", help="Access file [default: access.yaml beside the corpus].")
+PRINCIPAL_OPT = typer.Option("engineering", "--as", help="Principal whose bearer token the load carries.")
+ENDPOINT_OPT = typer.Option("mcp-2025-11-25", "--endpoint", help=f"One of {', '.join(MCP_ENDPOINTS)}.")
+K_OPT = typer.Option(5, "-k", min=1, max=50, help="Results per search.")
+GENERATOR_OPT = typer.Option("auto", "--generator", help="auto (wrk if installed) | wrk | python.")
+MCP_COMMAND_OPT = typer.Option(None, "--mcp-command", help="Start this instead of `python -m mcp_server`.")
+
+
 # --- hoprag bench load ---------------------------------------------------------------------------------
 
 
@@ -78,13 +88,13 @@ def load(
     chunks: int = typer.Option(10, "--chunks", min=1, help="Split the calls into this many runs (a time series)."),
     max_seconds: float = typer.Option(900.0, "--max-seconds", min=1, help="Stop after this long even if short of --requests."),
     sample_every: int = typer.Option(97, "--sample-every", min=1, help="Check every N-th response against the engine."),
-    corpus: Path = typer.Option(DEFAULT_CORPUS, "--corpus", help="Corpus directory or .jsonl."),
-    access: Optional[Path] = typer.Option(None, "--access", help="Access file [default: access.yaml beside the corpus]."),
-    principal: str = typer.Option("engineering", "--as", help="Principal whose bearer token the load carries."),
-    endpoint: str = typer.Option("mcp-2025-11-25", "--endpoint", help=f"One of {', '.join(MCP_ENDPOINTS)}."),
-    k: int = typer.Option(5, "-k", min=1, max=50, help="Results per search."),
-    generator: str = typer.Option("auto", "--generator", help="auto (wrk if installed) | wrk | python."),
-    mcp_cmd: Optional[str] = typer.Option(None, "--mcp-command", help="Start this instead of `python -m mcp_server`."),
+    corpus: Path = CORPUS_OPT,
+    access: Optional[Path] = ACCESS_OPT,
+    principal: str = PRINCIPAL_OPT,
+    endpoint: str = ENDPOINT_OPT,
+    k: int = K_OPT,
+    generator: str = GENERATOR_OPT,
+    mcp_cmd: Optional[str] = MCP_COMMAND_OPT,
     out: Path = typer.Option(OUT / "load", "--out", help="Directory for load.json and load.png."),
     figures: Optional[Path] = typer.Option(None, "--figures", help="Also copy the PNG here, named after --out's directory."),
 ) -> dict[str, Any]:
@@ -164,13 +174,13 @@ def soak(
     concurrency: int = typer.Option(32, "--concurrency", min=1, help="Keep-alive connections."),
     interval: float = typer.Option(5.0, "--interval", min=0.1, help="Seconds between RSS samples."),
     sample_every: int = typer.Option(997, "--sample-every", min=1, help="Check every N-th response against the engine."),
-    corpus: Path = typer.Option(DEFAULT_CORPUS, "--corpus", help="Corpus directory or .jsonl."),
-    access: Optional[Path] = typer.Option(None, "--access", help="Access file [default: access.yaml beside the corpus]."),
-    principal: str = typer.Option("engineering", "--as", help="Principal whose bearer token the load carries."),
-    endpoint: str = typer.Option("mcp-2025-11-25", "--endpoint", help=f"One of {', '.join(MCP_ENDPOINTS)}."),
-    k: int = typer.Option(5, "-k", min=1, max=50, help="Results per search."),
-    generator: str = typer.Option("auto", "--generator", help="auto (wrk if installed) | wrk | python."),
-    mcp_cmd: Optional[str] = typer.Option(None, "--mcp-command", help="Start this instead of `python -m mcp_server`."),
+    corpus: Path = CORPUS_OPT,
+    access: Optional[Path] = ACCESS_OPT,
+    principal: str = PRINCIPAL_OPT,
+    endpoint: str = ENDPOINT_OPT,
+    k: int = K_OPT,
+    generator: str = GENERATOR_OPT,
+    mcp_cmd: Optional[str] = MCP_COMMAND_OPT,
     out: Path = typer.Option(OUT / "soak", "--out", help="Directory for soak.json and soak.png."),
     figures: Optional[Path] = typer.Option(None, "--figures", help="Also copy the PNG here, named after --out's directory."),
 ) -> dict[str, Any]:

@@ -6,10 +6,10 @@ permission boundary is in one place; the MCP server is a thin typed surface over
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Sequence
 
+from .cache import Lru
 from .corpus import Corpus, Doc, load_corpus
 from .graph import Graph, build_graph
 from .grep import grep
@@ -35,8 +35,7 @@ class Engine:
         self.provenance = Provenance(corpus.allowlist)
         self._docs = corpus.by_id()
         self._facts = {d.id: extract_facts(d, self.lexicon) for d in corpus.docs}
-        self._graphs: dict[frozenset[str], Graph] = {}
-        self._lock = threading.Lock()
+        self._graphs: Lru[frozenset[str], Graph] = Lru(64)
 
     @classmethod
     def load(cls, path: str | Path = DEFAULT_CORPUS, ranker: str = DEFAULT_RANKER) -> "Engine":
@@ -80,10 +79,7 @@ class Engine:
     def graph(self, groups: frozenset[str]) -> Graph:
         """The caller's trusted, authorized entity graph (built once per group set)."""
         key = frozenset(groups)
-        with self._lock:
-            if key not in self._graphs:
-                self._graphs[key] = build_graph(self.docs, key, self.evidence)
-            return self._graphs[key]
+        return self._graphs.get(key, lambda: build_graph(self.docs, key, self.evidence))
 
     def grep(self, needle: str, groups: frozenset[str], k: int | None = None) -> list[tuple[str, str]]:
         return grep(self.docs, groups, needle, k)

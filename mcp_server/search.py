@@ -7,9 +7,7 @@ frequencies (a physically partitioned index, built lazily and cached).
 
 from __future__ import annotations
 
-import threading
 from array import array
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -17,6 +15,7 @@ import bm25s
 import numpy as np
 from scipy import sparse
 
+from .cache import Lru
 from .corpus import Doc
 from .tokens import tokenize
 
@@ -112,9 +111,8 @@ class Searcher:
     def __init__(self, docs: Sequence[Doc], ranker: str = "overlap", max_views: int = 64):
         if ranker not in RANKERS:
             raise ValueError(f"unknown ranker {ranker!r}; choose one of {', '.join(RANKERS)}")
-        self.docs, self.ranker, self.max_views = tuple(docs), ranker, max_views
-        self._views: OrderedDict[frozenset[str], View] = OrderedDict()
-        self._lock = threading.Lock()
+        self.docs, self.ranker = tuple(docs), ranker
+        self._views: Lru[frozenset[str], View] = Lru(max_views)
         if ranker == "overlap":
             self._vocab, self._matrix = _counts(self.docs)
         else:  # bm25 indexes token lists per view; overlap needs only the count matrix
@@ -137,16 +135,7 @@ class Searcher:
     def view(self, groups: frozenset[str]) -> View:
         """The caller's view, built on first use (empty groups see nothing)."""
         key = frozenset(groups)
-        with self._lock:
-            if key in self._views:
-                self._views.move_to_end(key)
-                return self._views[key]
-        view = self._build(self.authorized(key))
-        with self._lock:
-            self._views[key] = view
-            while len(self._views) > self.max_views:
-                self._views.popitem(last=False)
-        return view
+        return self._views.get(key, lambda: self._build(self.authorized(key)))
 
     def search(self, query: str, groups: frozenset[str], k: int = 3) -> list[Hit]:
         """Top-``k`` authorized documents with a positive score, best first, ties by id."""
