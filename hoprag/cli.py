@@ -75,8 +75,8 @@ def search(
         fail(str(exc))
         return
     hits = engine.search(query, who.groups, k)
-    rows = [{"id": h.doc.id, "score": round(h.score, 4), "trusted": h.doc.trusted, "text": h.doc.text,
-             "facts": [list(t) for t in engine.facts(h.doc)] if h.doc.trusted else []} for h in hits]
+    rows = [{"id": h.doc.id, "score": round(h.score, 4), "trusted": engine.provenance.admits(h.doc), "text": h.doc.text,
+             "facts": [list(t) for t in engine.evidence(h.doc)]} for h in hits]
     if as_json:
         typer.echo(json.dumps({"query": query, "principal": who.name, "results": rows}, indent=2))
         return

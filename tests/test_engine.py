@@ -96,3 +96,21 @@ def test_graph_walk_respects_max_hops(engine):
     assert local_search(graph, "Falcon", "region", max_hops=2).answer is None
     assert local_search(graph, "Falcon", "region", max_hops=3).answer == "us-east-2"
     assert local_search(graph, "Nobody", "region").answer is None
+
+
+def test_search_cli_runs_as_a_principal_and_gates_facts():
+    import json
+
+    from typer.testing import CliRunner
+
+    from hoprag.cli import app
+
+    done = CliRunner().invoke(app, ["search", "What region does Aurora run in?", "--as", "engineering", "-k", "3",
+                                    "--corpus", str(CORPUS), "--json"])
+    assert done.exit_code == 0, done.output
+    rows = json.loads(done.output)["results"]
+    assert [(r["id"], r["trusted"], r["facts"]) for r in rows] == [
+        ("d03", True, [["Aurora", "region", "us-east-2"]]), ("d10", False, []),
+        ("d02", True, [["Atlas", "telemetry_store", "Aurora"]])]
+    denied = CliRunner().invoke(app, ["search", "Falcon", "--as", "nobody", "--corpus", str(CORPUS)])
+    assert denied.exit_code == 1 and "unknown principal 'nobody'" in denied.output
