@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
+from .yamlfile import READ_ERRORS, read_yaml
 
 
 #: RFC 6750 ``b64token``: what an ``Authorization: Bearer`` header can carry.
@@ -70,8 +70,8 @@ def load_access(path: str | Path) -> Access:
     """Parse and validate an access file (see ``corpus/access.yaml``)."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, ValueError, RecursionError, yaml.YAMLError) as exc:  # ValueError: bad dates, huge integers
+        data = read_yaml(path) or {}
+    except READ_ERRORS as exc:
         raise AccessError(f"{path}: cannot read access file: {exc}") from exc
     if not isinstance(data, dict):
         raise AccessError(f"{path}: expected a mapping with principals, tokens, users")

@@ -17,6 +17,7 @@ from typing import Any, Iterable
 import yaml
 
 from .lexicon import Lexicon, LexiconError, load_lexicon
+from .yamlfile import READ_ERRORS, read_yaml
 
 #: Files in a corpus directory that configure it rather than being documents.
 CONFIG_FILES = ("relations.yaml", "access.yaml", "questions.yaml", "allowlist.yaml")
@@ -341,8 +342,8 @@ def load_allowlist(path: Path) -> tuple[str, ...] | None:
     if not path.exists():
         return None
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, ValueError, RecursionError, yaml.YAMLError) as exc:
+        data = read_yaml(path) or {}
+    except READ_ERRORS as exc:
         raise CorpusError([Problem(str(path), "file", f"cannot read allowlist: {exc}")]) from exc
     sources = data.get("sources") if isinstance(data, dict) else None
     if not isinstance(sources, list) or not all(isinstance(s, str) and _URI.fullmatch(s) for s in sources):

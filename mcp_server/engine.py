@@ -62,7 +62,8 @@ class Engine:
         return admit(hits, self.provenance)
 
     def table(self, docs: Sequence[Doc]) -> FactTable:
-        return facts_from(docs, self.facts)
+        """The evidence of ``docs`` by ``(subject, relation)``: only what the integrity gate admits."""
+        return facts_from(docs, self.evidence)
 
     def search(self, query: str, groups: frozenset[str], k: int = 3) -> list[Hit]:
         return self.searcher.search(query, groups, k)

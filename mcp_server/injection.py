@@ -22,6 +22,7 @@ import urllib.parse
 from typing import Iterator
 
 from .engine import Engine
+from .read import facts_from
 
 #: The chapter's directive detector; still the first rule of :data:`_CLAUSE_RULES`.
 INJECT = re.compile(r"(?i)ignore .*instructions|email .* to \s*\S+@\S+")
@@ -254,7 +255,7 @@ def naive_agent(engine: Engine, query: str, groups: frozenset[str], subject: str
     """
     hits = engine.search_docs(query, groups, k)
     executed = [(d.id, clause) for d in hits for clause in directives(d.text)]
-    return executed, engine.table(hits).get((subject, relation))
+    return executed, facts_from(hits, engine.facts).get((subject, relation))  # ungated: the vulnerability
 
 
 def hardened_agent(engine: Engine, query: str, groups: frozenset[str], subject: str, relation: str, k: int = 3):

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
+from .yamlfile import READ_ERRORS, read_yaml
 
 DEFAULT_PATH = Path(__file__).with_name("default_relations.yaml")
 
@@ -71,8 +71,8 @@ def load_lexicon(path: Path | None = None) -> Lexicon:
     """Load a relations file; ``None`` or a missing file gives the chapter's default."""
     path = path if path is not None and path.exists() else DEFAULT_PATH
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError, yaml.YAMLError) as exc:  # ValueError: bad dates, huge integers
+        data = read_yaml(path)
+    except READ_ERRORS as exc:
         raise LexiconError(f"{path}: cannot read relations file: {exc}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("relations"), list):
         raise LexiconError(f"{path}: field 'relations': expected a list of relations")

@@ -60,6 +60,7 @@ def test_facts_need_their_support_span_in_the_text(engine):
                  triples=(("Aurora", "region", "attacker-zone"),))
     assert engine.facts(forged) == (("Aurora", "region", "attacker-zone"),)
     assert engine.evidence(forged) == ()
+    assert engine.table([forged]) == {}  # the loop's fact table is the gated one
 
 
 @pytest.mark.parametrize("allowlist_wrong, answer", [(False, "us-east-2"), (True, "attacker-zone")])

@@ -47,7 +47,7 @@ def after_tool(tool: BaseTool, args: dict[str, Any], tool_context: ToolContext, 
     """Record the call and its (gated) result in the ledger."""
     if tool.name == "exit_loop" or LEDGER not in tool_context.state:
         return None
-    ledger = json.loads(json.dumps(tool_context.state[LEDGER]))  # a copy, so the write is a state delta
+    ledger = _ledger(tool_context.state)
     response = tool_response if isinstance(tool_response, dict) else {}
     if response.get(_BLOCKED):
         ledger["trace"].append(f"refused {tool.name}({args}): search {policy.ABSTAIN_BUDGET}")
@@ -60,6 +60,11 @@ def after_tool(tool: BaseTool, args: dict[str, Any], tool_context: ToolContext, 
     return None
 
 
+def _ledger(state: Any) -> dict[str, Any]:
+    """A deep copy of the ledger: writing the copy back is what records a state delta."""
+    return json.loads(json.dumps(state.get(LEDGER) or {}))
+
+
 def _error_text(response: dict[str, Any]) -> str:
     if "error" in response:
         return str(response["error"])
@@ -68,7 +73,7 @@ def _error_text(response: dict[str, Any]) -> str:
 
 def after_planner(callback_context: CallbackContext) -> None:
     """Copy the planner's decision (JSON) into the ledger so grading knows start and goal."""
-    ledger = json.loads(json.dumps(callback_context.state.get(LEDGER) or {}))
+    ledger = _ledger(callback_context.state)
     decided = parse_json(callback_context.state.get(PLAN, ""))
     ledger["plan"] = decided
     ledger["start"], ledger["goal"] = decided.get("start"), decided.get("goal")
@@ -79,7 +84,7 @@ def after_planner(callback_context: CallbackContext) -> None:
 def after_grader(callback_context: CallbackContext) -> None:
     """Keep each grade in the trace (the verdicts and the gap it named)."""
     graded = parse_json(callback_context.state.get(GRADE, ""))
-    ledger = json.loads(json.dumps(callback_context.state.get(LEDGER) or {}))
+    ledger = _ledger(callback_context.state)
     if ledger:
         ledger["trace"].append(f"grade: {json.dumps(graded, sort_keys=True)}")
         callback_context.state[LEDGER] = ledger

@@ -67,11 +67,13 @@ def plan_role(request: LlmRequest, instruction: str) -> types.Part:
     return _text(decided)
 
 
+def _ledger(instruction: str) -> policy.Ledger:
+    """The ledger block of a role's instruction, with every field present."""
+    return {**policy.new_ledger("", 0), **(read_block(instruction, "LEDGER") or {})}
+
+
 def grade_role(request: LlmRequest, instruction: str) -> types.Part:
-    ledger = read_block(instruction, "LEDGER") or {}
-    ledger["start"], ledger["goal"] = (read_block(instruction, "PLAN") or {}).get("start"), \
-        (read_block(instruction, "PLAN") or {}).get("goal")
-    return _text(policy.grade({**policy.new_ledger("", 0), **ledger}))
+    return _text(policy.grade(_ledger(instruction)))
 
 
 def research_role(request: LlmRequest, instruction: str) -> types.Part:
@@ -87,7 +89,7 @@ def research_role(request: LlmRequest, instruction: str) -> types.Part:
 
 
 def write_role(request: LlmRequest, instruction: str) -> types.Part:
-    ledger = {**policy.new_ledger("", 0), **(read_block(instruction, "LEDGER") or {})}
+    ledger = _ledger(instruction)
     return _text(policy.compose(ledger, policy.grade(ledger)))
 
 

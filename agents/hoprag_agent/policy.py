@@ -195,7 +195,11 @@ def compose(ledger: Ledger, graded: dict[str, Any]) -> str:
         extra = (f"\nNewer source wins over superseded {', '.join(graded['superseded'])}."
                  if graded.get("superseded") else "")
         return f"{graded['answer']}\nEvidence: {hops}{extra}{tail}"
-    reason = ABSTAIN_BUDGET if graded["status"] == "gap" else graded.get("reason", ABSTAIN_UNREADABLE)
+    return f"I cannot answer: {abstain_reason(graded)}.{tail}"
+
+
+def abstain_reason(graded: dict[str, Any]) -> str:
+    """Why a grade that is not ``sufficient`` cannot be answered (a gap left open = budget ran out)."""
     if graded["status"] == "conflict":
-        reason = f"{ABSTAIN_CONFLICT}: {', '.join(graded['cited'])} disagree and are equally recent"
-    return f"I cannot answer: {reason}.{tail}"
+        return f"{ABSTAIN_CONFLICT}: {', '.join(graded['cited'])} disagree and are equally recent"
+    return ABSTAIN_BUDGET if graded["status"] == "gap" else graded.get("reason", ABSTAIN_UNREADABLE)

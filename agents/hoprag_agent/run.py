@@ -51,8 +51,7 @@ def report(ledger: dict[str, Any], written: str) -> dict[str, Any]:
     return {
         "answer": graded["answer"] if answered else None,
         "abstained": not answered,
-        "reason": None if answered else (policy.compose(ledger, graded).split("\n")[0]
-                                         .removeprefix("I cannot answer: ").rstrip(".")),
+        "reason": None if answered else policy.abstain_reason(graded),
         "citations": [{"subject": s, "relation": r, "object": o, "doc_id": d} for s, r, o, d in graded.get("path", [])]
         if answered else [],
         "searches": len(ledger["searches"]),
