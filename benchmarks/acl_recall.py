@@ -25,9 +25,9 @@ from typing import Sequence
 import numpy as np
 import typer
 
-from mcp_server.corpus import Corpus, Doc
-from mcp_server.engine import Engine
-from mcp_server.lexicon import load_lexicon
+from hoprag.corpus import Corpus, Doc
+from hoprag.engine import Engine
+from hoprag.lexicon import load_lexicon
 from mcp_server.server import MAX_K
 
 DEPTHS = (1, 2, 5, 10, 20, 30, 50, 100, 200)

@@ -8,11 +8,10 @@ from typing import Optional
 
 import typer
 
-from mcp_server.corpus import CorpusError
+from hoprag.corpus import CorpusError
 
 from . import musique
-from .index import BenchIndex
-from .retrieval import DEFAULT_BUDGET, load_corpus, load_questions, report_json, report_table, run, select
+from .retrieval import DEFAULT_BUDGET, Bench, load_corpus, load_questions, report_json, report_table, run, select
 from .strategies import STRATEGIES
 
 bench_app = typer.Typer(help="Benchmarks: quality, cost and speed, measured side by side in one run.",
@@ -36,23 +35,25 @@ def retrieval(
     """Recall@2/5/10 of supporting passages, searches and milliseconds per question, per strategy."""
     try:
         chosen = select([s.strip() for s in strategies.split(",") if s.strip()])
-        docs = load_corpus(corpus)
+        loaded = load_corpus(corpus)
         qs = load_questions(questions)[:limit]
     except (CorpusError, ValueError, OSError) as exc:
         _fail(str(exc))
         return
     start = time.perf_counter()
-    index = BenchIndex(docs)
+    bench = Bench(loaded)
+    for s in chosen.values():  # build each ranker's view (and entity graph) before timing
+        bench.view(s.ranker).entities
     built = time.perf_counter() - start
     try:
-        scores = run(index, qs, chosen, budget, progress=len(qs) * len(chosen) >= 50)
+        scores = run(bench, qs, chosen, budget, progress=len(qs) * len(chosen) >= 50)
     except ValueError as exc:
         _fail(str(exc))
         return
     if as_json:
         typer.echo(report_json(scores))
         return
-    typer.echo(f"{len(qs)} questions, {len(docs)} passages (index built in {built:.2f} s), budget {budget} searches")
+    typer.echo(f"{len(qs)} questions, {len(loaded.docs)} passages (index built in {built:.2f} s), budget {budget} searches")
     typer.echo(report_table(scores))
 
 
@@ -75,7 +76,7 @@ def convert_musique(
 def _register() -> None:
     """Mount the other benchmarks: each module owns its command's options."""
     from .acl_recall import acl
-    from .chapter import chapter
+    from .chapter.bench import chapter
     from .load import load, soak
     from .server_bench import scale, server
 

@@ -23,9 +23,10 @@ import numpy as np
 import typer
 from tqdm import tqdm
 
-from mcp_server import settings
-from mcp_server.access import load_access
-from mcp_server.engine import DEFAULT_CORPUS, Engine
+from hoprag import settings
+from hoprag.access import load_access
+from hoprag.engine import Engine
+from hoprag.settings import DEMO_CORPUS
 
 from .httpload import ENDPOINTS, LoadResult, ServerProcess, mcp_command, run_load, target
 from .server_bench import OUT, access_path, default_queries, machine, write_outputs, wrong_samples
@@ -65,12 +66,12 @@ def session(corpus: Path, access: Optional[Path], principal: str, endpoint: str,
     if token is None:
         raise typer.BadParameter(f"principal {principal!r} has no bearer token", param_hint="--as")
     with ServerProcess(mcp_command(corpus, access, mcp_cmd)) as server:
-        yield Session(server, Engine.load(corpus, settings.ranker()), operator.principal(principal).groups, token,
+        yield Session(server, Engine.load(corpus, settings.resolve().ranker), operator.principal(principal).groups, token,
                       default_queries(corpus), k, endpoint)
 
 
 # Options both commands take (one definition, so load and soak cannot drift apart).
-CORPUS_OPT = typer.Option(DEFAULT_CORPUS, "--corpus", help="Corpus directory or .jsonl.")
+CORPUS_OPT = typer.Option(DEMO_CORPUS, "--corpus", help="Corpus directory or .jsonl.")
 ACCESS_OPT = typer.Option(None, "--access", help="Access file [default: access.yaml beside the corpus].")
 PRINCIPAL_OPT = typer.Option("engineering", "--as", help="Principal whose bearer token the load carries.")
 ENDPOINT_OPT = typer.Option("mcp-2025-11-25", "--endpoint", help=f"One of {', '.join(MCP_ENDPOINTS)}.")

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
-DEFAULT_SOURCE = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "musique"
+DEFAULT_SOURCE = Path(__file__).resolve().parent / "data" / "musique"
 DEFAULT_OUT = Path(__file__).resolve().parent / "out" / "musique"
 
 

@@ -5,8 +5,8 @@ Input is a generic format, so any multi-hop dataset converts to it (see :mod:`be
 - corpus JSONL, one ``{id, title, text, triples?}`` per line;
 - questions JSONL, one ``{id, question, answer, supporting_ids}`` per line.
 
-A strategy sees only the question text and the corpus index; answers and supporting ids are
-read by the scorer alone.
+A strategy sees only the question text and the caller's view of the corpus -- the product's
+engine, one per ranker a strategy asks for; answers and supporting ids are read by the scorer alone.
 """
 
 from __future__ import annotations
@@ -20,13 +20,17 @@ from typing import Mapping, Sequence
 
 from tqdm import tqdm
 
-from mcp_server.corpus import Doc, load_docs
+from hoprag import settings
+from hoprag.corpus import Corpus, load_corpus as load_engine_corpus
+from hoprag.engine import Engine
+from hoprag.search import View
 
-from .index import GROUPS, BenchIndex
 from .strategies import STRATEGIES, Strategy, Tools
 
+GROUPS = frozenset({"public"})
+
 KS = (2, 5, 10)
-DEFAULT_BUDGET = 3
+DEFAULT_BUDGET = settings.DEFAULT_BUDGET  # the product's one budget; MuSiQue runs are reported at --budget 3
 
 
 @dataclass(frozen=True)
@@ -53,7 +57,25 @@ class Score:
                       "ms_per_question": round(self.ms_per_question, 3)}
 
 
-def load_corpus(path: str | Path) -> tuple[Doc, ...]:
+class Bench:
+    """One benchmark corpus served by the product's engine: one :class:`Engine` per ranker asked for."""
+
+    def __init__(self, corpus: Corpus):
+        self.corpus = corpus
+        self.row = {d.id: i for i, d in enumerate(corpus.docs)}
+        self._engines: dict[str, Engine] = {}
+
+    def engine(self, ranker: str) -> Engine:
+        if ranker not in self._engines:
+            self._engines[ranker] = Engine(self.corpus, ranker)
+        return self._engines[ranker]
+
+    def view(self, ranker: str) -> View:
+        """What a benchmark caller (the ``public`` group) may read, ranked by ``ranker``."""
+        return self.engine(ranker).view(GROUPS)
+
+
+def load_corpus(path: str | Path) -> Corpus:
     """Load a benchmark corpus through the engine's validating loader.
 
     A benchmark corpus has no ACLs or provenance, so every passage gets the same neutral
@@ -63,7 +85,7 @@ def load_corpus(path: str | Path) -> tuple[Doc, ...]:
     """
     path = Path(path)
     defaults = {"groups": sorted(GROUPS), "trusted": True, "source": f"bench:{path.stem}", "updated": "2000-01-01"}
-    return load_docs(path, defaults=defaults)
+    return load_engine_corpus(path, defaults=defaults)
 
 
 def load_questions(path: str | Path) -> tuple[Question, ...]:
@@ -86,24 +108,25 @@ def recall_at(ranked: Sequence[str], gold: Sequence[str], k: int) -> float:
     return sum(g in top for g in gold) / len(gold)
 
 
-def evaluate(index: BenchIndex, questions: Sequence[Question], strategy: Strategy,
+def evaluate(bench: Bench, questions: Sequence[Question], strategy: Strategy,
              budget: int = DEFAULT_BUDGET, bar: tqdm | None = None) -> Score:
     """Run one strategy over every question; average recall@k, searches and wall time.
 
-    One untimed warm-up question first, so lazily built structures (the PPR matrices) and
-    first-call overheads are not charged to whichever strategy happens to run first.
+    One untimed warm-up question first, so lazily built structures (the view, the entity graph)
+    and first-call overheads are not charged to whichever strategy happens to run first.
     """
-    unknown = {g for q in questions for g in q.supporting_ids} - set(index.row)
+    unknown = {g for q in questions for g in q.supporting_ids} - set(bench.row)
     if unknown:
         raise ValueError(f"supporting ids not in the corpus: {', '.join(sorted(unknown)[:5])}")
+    view = bench.view(strategy.ranker)
     if questions:
-        strategy(questions[0].question, Tools(index, budget))
+        strategy.run(questions[0].question, Tools(view, budget))
     recall = {k: 0.0 for k in KS}
     searches, seconds = 0, 0.0
     for q in questions:
-        tools = Tools(index, budget)
+        tools = Tools(view, budget)
         start = time.perf_counter()
-        ranked = list(strategy(q.question, tools))
+        ranked = list(strategy.run(q.question, tools))
         seconds += time.perf_counter() - start
         searches += tools.searches
         for k in KS:
@@ -114,12 +137,12 @@ def evaluate(index: BenchIndex, questions: Sequence[Question], strategy: Strateg
     return Score({k: v / n for k, v in recall.items()}, searches / n, 1000 * seconds / n)
 
 
-def run(index: BenchIndex, questions: Sequence[Question], strategies: Mapping[str, Strategy],
+def run(bench: Bench, questions: Sequence[Question], strategies: Mapping[str, Strategy],
         budget: int = DEFAULT_BUDGET, progress: bool = False) -> dict[str, Score]:
-    """Every strategy over the same questions and index, one after another on this machine."""
+    """Every strategy over the same questions and corpus, one after another on this machine."""
     with tqdm(total=len(questions) * len(strategies), file=sys.stderr, disable=None if progress else True,
               desc="questions", leave=False) as bar:
-        return {name: evaluate(index, questions, s, budget, bar) for name, s in strategies.items()}
+        return {name: evaluate(bench, questions, s, budget, bar) for name, s in strategies.items()}
 
 
 def report_json(scores: Mapping[str, Score]) -> str:

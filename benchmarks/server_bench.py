@@ -38,12 +38,13 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from tqdm import tqdm
 
-from mcp_server import settings
-from mcp_server.access import Access, load_access
-from mcp_server.corpus import load_corpus
-from mcp_server.engine import DEFAULT_CORPUS, Engine
-from mcp_server.loop import is_entity
-from mcp_server.search import Hit
+from hoprag import settings
+from hoprag.access import Access, load_access
+from hoprag.corpus import load_corpus
+from hoprag.engine import Engine
+from hoprag.settings import DEMO_CORPUS
+from hoprag.walk import is_entity
+from hoprag.search import Hit
 from mcp_server.serve import open_listener
 from mcp_server.server import MAX_K, MAX_QUERY_CHARS, MAX_RESULT_TEXT_CHARS
 
@@ -173,7 +174,7 @@ def write_outputs(report: dict[str, Any], out: Path, name: str, plot: Callable[[
 
 
 def server(
-    corpus: Path = typer.Option(DEFAULT_CORPUS, "--corpus", help="Corpus directory or .jsonl."),
+    corpus: Path = typer.Option(DEMO_CORPUS, "--corpus", help="Corpus directory or .jsonl."),
     access: Optional[Path] = typer.Option(None, "--access", help="Access file [default: access.yaml beside the corpus]."),
     principal: str = typer.Option("engineering", "--as", help="Principal whose bearer token the load carries."),
     concurrency: str = typer.Option("1,16,64", "--concurrency", help="Comma-separated connection counts."),
@@ -195,7 +196,7 @@ def server(
     tune = _tunings(tune_bare)
     levels = [int(c) for c in concurrency.split(",")]
     access = access_path(corpus, access)
-    engine = Engine.load(corpus, settings.ranker())  # the ranker `hoprag serve` picks (HOPRAG_RANKER)
+    engine = Engine.load(corpus, settings.resolve().ranker)  # the ranker `hoprag serve` picks (HOPRAG_RANKER)
     operator = load_access(access)
     groups, token = operator.principal(principal).groups, operator.token_for(principal)
     if token is None:
@@ -287,7 +288,7 @@ def probe(corpus: Path, access: Path, searches: int, principal: str = "engineeri
     t0 = time.perf_counter()
     loaded = load_corpus(corpus)
     t1 = time.perf_counter()
-    engine = Engine(loaded, settings.ranker())
+    engine = Engine(loaded, settings.ranker_for(loaded, settings.resolve().ranker))
     t2 = time.perf_counter()
     operator = load_access(access)
     for p in operator.principals.values():
@@ -411,11 +412,11 @@ _main = typer.Typer(add_completion=False, no_args_is_help=True)
 
 
 @_main.command("bare")
-def _bare(corpus: Path = typer.Option(DEFAULT_CORPUS, "--corpus"), access: Optional[Path] = typer.Option(None, "--access"),
+def _bare(corpus: Path = typer.Option(DEMO_CORPUS, "--corpus"), access: Optional[Path] = typer.Option(None, "--access"),
           host: str = typer.Option("127.0.0.1", "--host"), port: int = typer.Option(0, "--port"),
           nodelay: bool = typer.Option(False, "--nodelay"), gc_freeze: bool = typer.Option(False, "--gc-freeze")) -> None:
     """Serve the bare endpoint with the MCP server's listener and uvicorn settings."""
-    engine = Engine.load(corpus, settings.ranker())  # the ranker `hoprag serve` picks (HOPRAG_RANKER)
+    engine = Engine.load(corpus, settings.resolve().ranker)  # the ranker `hoprag serve` picks (HOPRAG_RANKER)
     operator = load_access(access_path(corpus, access))
     for p in operator.principals.values():
         engine.searcher.view(p.groups)

@@ -35,9 +35,9 @@ from typing import Any, Iterable, Sequence
 
 import yaml
 
-from mcp_server.injection import directives, normalise
-from mcp_server.lexicon import load_lexicon
-from mcp_server.tokens import tokenize
+from hoprag.directives import directives, normalise
+from hoprag.lexicon import load_lexicon
+from hoprag.tokens import tokenize
 
 HERE = Path(__file__).resolve().parent
 CATALOGUE = HERE / "redteam_payloads.yaml"
@@ -207,11 +207,11 @@ async def run_questions(corpus: Path, questions: Sequence[str], user: str = USER
     from google.adk.runners import InMemoryRunner
     from google.genai import types
 
-    from agents.hoprag_agent import config
     from agents.hoprag_agent.agent import build
+    from hoprag.settings import resolve
     from agents.hoprag_agent.callbacks import LEDGER
 
-    settings = dataclasses.replace(config.load(), corpus=Path(corpus), access=None, model=model, mcp_url=None,
+    settings = dataclasses.replace(resolve(), corpus=Path(corpus), access=None, model=model, mcp_url=None,
                                    ranker=None)
     root, toolset = build(settings)
     runner = InMemoryRunner(agent=root, app_name=APP)

@@ -17,10 +17,11 @@ from typing import Optional
 import typer
 import uvicorn
 
-from . import settings
-from .access import AccessError
-from .corpus import CorpusError, load_corpus
-from .engine import Engine
+from hoprag import settings
+from hoprag.access import AccessError
+from hoprag.corpus import CorpusError
+from hoprag.search import RANKERS
+
 from .server import build_server, fixed_caller, http_app, http_caller
 
 
@@ -46,7 +47,7 @@ def serve(
     port: int = typer.Option(8000, "--port", help="HTTP port; 0 picks a free one (announced on stderr)."),
     access: Optional[Path] = typer.Option(None, "--access", help="Operator access file [env HOPRAG_ACCESS; default access.yaml beside the corpus]."),
     principal: Optional[str] = typer.Option(None, "--as", help="stdio only: the principal every call runs as."),
-    ranker: Optional[str] = typer.Option(None, "--ranker", help="overlap | bm25 [env HOPRAG_RANKER]."),
+    ranker: Optional[str] = typer.Option(None, "--ranker", help=f"{' | '.join(RANKERS)} [env HOPRAG_RANKER; default: the corpus's corpus.yaml, else bm25-titles]."),
     log_level: str = typer.Option("warning", "--log-level", envvar="HOPRAG_LOG_LEVEL",
                                   help="debug | info | warning | error (stderr; bearer tokens are never logged)."),
 ) -> None:
@@ -58,8 +59,9 @@ def serve(
     if transport not in ("stdio", "http"):
         raise typer.BadParameter("expected stdio or http", param_hint="--transport")
     try:
-        engine = Engine(load_corpus(settings.corpus_path(corpus)), settings.ranker(ranker))
-        operator = settings.access_for(engine.corpus, access)
+        resolved = settings.resolve(corpus=corpus, access=access, ranker=ranker)
+        engine = settings.load_engine(resolved)
+        operator = settings.load_operator_access(resolved)
         if transport == "stdio":
             if not principal:
                 raise AccessError("stdio carries no per-call identity: launch with --as PRINCIPAL")

@@ -25,10 +25,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .access import Access, Principal
-from .corpus import Doc
-from .engine import Engine
-from .graph import global_search, local_search
+from hoprag.access import Access, Principal
+from hoprag.corpus import Doc
+from hoprag.engine import Engine
+from hoprag.graph import relation_counts, local_search
 
 log = logging.getLogger("hoprag.server")
 
@@ -233,7 +233,7 @@ def build_server(engine: Engine, caller: Caller, access: Access | None = None) -
         """The relation inventory of your entity graph: which kinds of facts you can reach, with the
         phrases documents and questions use for each relation."""
         graph = engine.graph(caller().groups)
-        counts = global_search(graph)
+        counts = relation_counts(graph)
         relations = [RelationInfo(name=r.name, count=counts[r.name], cues=list(r.cues), asks=list(r.asks))
                      for r in engine.lexicon.relations if counts[r.name]]
         known = set(engine.lexicon.names())

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from mcp_server.access import load_access
-from mcp_server.engine import Engine
-from mcp_server.loop import load_questions
+from hoprag.access import load_access
+from hoprag.engine import Engine
+from hoprag.questions import load_questions
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"

@@ -14,8 +14,9 @@ from benchmarks.chapter import chapter
 from benchmarks.httpload import ENDPOINTS, have_wrk
 from benchmarks.load import load, soak
 from benchmarks.server_bench import expected, scale, server, wrong_samples
-from mcp_server.corpus import load_corpus
-from mcp_server.engine import DEFAULT_CORPUS, Engine
+from hoprag.corpus import load_corpus
+from hoprag.engine import Engine
+from hoprag.settings import DEMO_CORPUS
 
 app = typer.Typer()
 for command in (server, scale, load, soak):
@@ -33,7 +34,7 @@ def read(path: Path) -> dict:
 
 def test_chapter_bench_reproduces_the_chapter_and_runs_the_agent(tmp_path):
     # Called directly: the agent's stdio MCP subprocess needs a real stderr, which CliRunner replaces.
-    chapter(corpus=DEFAULT_CORPUS, access=None, token_question="q3", agent=True, out=tmp_path, figures=None)
+    chapter(corpus=DEMO_CORPUS, access=None, token_question="q3", agent=True, out=tmp_path, figures=None)
     report = read(tmp_path / "chapter.json")
     assert all(report["matches_chapter"].values()), report["matches_chapter"]
     assert report["frontier"]["loop"] == {"accuracy": 1.0, "mean_docs": 3.67, "mean_searches": 1.83}

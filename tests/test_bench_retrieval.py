@@ -14,7 +14,7 @@ from benchmarks.cli import bench_app
 from benchmarks.index import BenchIndex
 from benchmarks.retrieval import KS, evaluate, load_corpus, load_questions, recall_at, run
 from benchmarks.strategies import STRATEGIES, BudgetExceeded, Tools, agentic, bm25
-from mcp_server.corpus import Doc
+from hoprag.corpus import Doc
 
 SOURCE = musique.DEFAULT_SOURCE
 

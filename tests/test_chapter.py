@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from conftest import ENG, FIN
-from mcp_server.costs import context_costs, utilization
-from mcp_server.gate import assess
-from mcp_server.graph import global_search, local_search
-from mcp_server.grep import grep_lines
-from mcp_server.injection import hardened_agent, naive_agent
-from mcp_server.loop import agentic, budget_sweep, k_sweep, knee, one_shot, score
+from benchmarks.chapter.costs import context_costs, utilization
+from hoprag.verdict import assess
+from hoprag.graph import relation_counts, local_search
+from hoprag.grep import grep_lines
+from benchmarks.chapter.readers import hardened_agent, naive_agent
+from benchmarks.chapter.sweeps import budget_sweep, k_sweep, knee
+from hoprag.questions import score
+from hoprag.strategies import agentic, one_shot
 
 REGION_Q = "Which region stores telemetry for Project Falcon?"
 
@@ -148,7 +150,7 @@ def test_graph_local_global_and_finance(engine):
     graph = engine.graph(ENG)
     walk = local_search(graph, "Falcon", "region")
     out = [f"local answer: {walk.answer}"] + [f"  {s} --{r}--> {o}   [{did}]" for s, r, o, did in walk.path]
-    out.append(f"global view (relation inventory): {dict(global_search(graph))}")
+    out.append(f"global view (relation inventory): {dict(relation_counts(graph))}")
     out.append(f"finance caller's graph: {engine.graph(FIN).edges()}")
     assert lines(*out) == lines(
         "local answer: us-east-2",

@@ -18,7 +18,7 @@ import yaml
 
 from agents.hoprag_agent.run import report
 from eval_sets.redteam import Run, run_all
-from mcp_server.corpus import load_corpus
+from hoprag.corpus import load_corpus
 
 EMBER, FLINT = "What region does Ember run in?", "What region does Flint run in?"
 NEWER, OLDER = "ap-southeast-2", "us-west-1"
@@ -87,7 +87,7 @@ def test_a_first_wins_policy_is_caught(tmp_path, monkeypatch):
     """Negative control: swap the agent's resolver for "first supported passage wins" and the layout
     where the older source ranks first answers with the superseded value."""
     from agents.hoprag_agent import policy
-    from mcp_server.gate import Resolution
+    from hoprag.verdict import Resolution
 
     def first_wins(verdicts, updated):
         first = next(v for v in verdicts if v.supported)

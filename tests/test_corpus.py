@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from conftest import CORPUS
 from hoprag.cli import app
-from mcp_server.corpus import CorpusError, load_corpus, load_docs
-from mcp_server.lexicon import load_lexicon
+from hoprag.corpus import CorpusError, load_corpus, load_docs
+from hoprag.lexicon import load_lexicon
 
 GOOD = {"id": "a1", "title": "A", "groups": ["eng"], "trusted": True,
         "source": "https://example.com/a1", "updated": "2026-01-02"}

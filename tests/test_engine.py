@@ -7,12 +7,13 @@ import datetime as dt
 import pytest
 
 from conftest import CORPUS, ENG, FIN
-from mcp_server.corpus import Corpus, Doc
-from mcp_server.engine import Engine
-from mcp_server.gate import assess_all, resolve
-from mcp_server.graph import local_search
-from mcp_server.lexicon import load_lexicon
-from mcp_server.loop import agentic, score
+from hoprag.corpus import Corpus, Doc
+from hoprag.engine import Engine
+from hoprag.verdict import assess_all, resolve
+from hoprag.graph import local_search
+from hoprag.lexicon import load_lexicon
+from hoprag.questions import score
+from hoprag.strategies import agentic
 
 
 @pytest.fixture(scope="module")

@@ -23,11 +23,11 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from mcp_server import corpus as corpus_module
-from mcp_server.access import AccessError, load_access
-from mcp_server.corpus import FIELDS, Corpus, CorpusError, Problem, load_corpus
-from mcp_server.engine import Engine
-from mcp_server.tokens import token_count, tokenize
+from hoprag import corpus as corpus_module
+from hoprag.access import AccessError, load_access
+from hoprag.corpus import FIELDS, Corpus, CorpusError, Problem, load_corpus
+from hoprag.engine import Engine
+from hoprag.tokens import token_count, tokenize
 
 #: Examples per fuzz target: 300 in CI; ``HOPRAG_FUZZ_EXAMPLES=20000`` for a long hunt.
 FUZZ = settings(max_examples=int(os.environ.get("HOPRAG_FUZZ_EXAMPLES", "300")), deadline=None,

@@ -27,8 +27,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import CORPUS, ServerProcess
-from mcp_server import access as access_module
-from mcp_server.access import Access, Principal, load_access
+from hoprag import access as access_module
+from hoprag.access import Access, Principal, load_access
 from mcp_server.server import MAX_BODY_BYTES, AccessFileVerifier
 
 LEGACY, MODERN = "2025-11-25", "2026-07-28"

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import CORPUS, ServerProcess
 from mcp_client import call, http_client, run, stdio_client
-from mcp_server.engine import Engine
+from hoprag.engine import Engine
 
 AURORA = "What region does Aurora run in?"
 ERAS = {"auto": "2026-07-28", "legacy": "2025-11-25"}

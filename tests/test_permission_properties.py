@@ -37,13 +37,13 @@ from mcp import Client
 from typer.testing import CliRunner
 
 from benchmarks.acl_recall import acl
-from mcp_server.access import Principal
-from mcp_server.corpus import Corpus, Doc
-from mcp_server.engine import Engine
-from mcp_server.graph import global_search, local_search
-from mcp_server.lexicon import load_lexicon
-from mcp_server.read import extract_facts
-from mcp_server.search import Hit
+from hoprag.access import Principal
+from hoprag.corpus import Corpus, Doc
+from hoprag.engine import Engine
+from hoprag.graph import relation_counts, local_search
+from hoprag.lexicon import load_lexicon
+from hoprag.read import extract_facts
+from hoprag.search import Hit
 from mcp_server.server import build_server, fixed_caller
 
 PROBES = int(os.environ.get("HOPRAG_PROBES", "1500"))
@@ -169,7 +169,7 @@ def engine_answer(engine: Engine, name: str, args: dict[str, Any], groups: froze
         return local_search(engine.graph(groups), args["start"], args["relation"], args["max_hops"])
     if name == "graph_overview":
         graph = engine.graph(groups)
-        return graph.edges(), dict(global_search(graph)), graph.g.number_of_nodes()
+        return graph.edges(), dict(relation_counts(graph)), graph.g.number_of_nodes()
     return None
 
 

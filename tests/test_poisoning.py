@@ -12,9 +12,9 @@ import shutil
 import pytest
 
 from conftest import CORPUS, ENG
-from mcp_server.engine import Engine
-from mcp_server.graph import local_search
-from mcp_server.injection import hardened_agent
+from hoprag.engine import Engine
+from hoprag.graph import local_search
+from benchmarks.chapter.readers import hardened_agent
 
 AURORA = "What region does Aurora run in?"
 
@@ -54,7 +54,7 @@ def test_without_an_allowlist_the_flag_is_the_only_control(tmp_path):
 
 
 def test_facts_need_their_support_span_in_the_text(engine):
-    from mcp_server.corpus import Doc
+    from hoprag.corpus import Doc
 
     forged = Doc("x1", "Aurora is fine.", frozenset({"engineering"}), True, source="https://wiki.example.internal/x",
                  triples=(("Aurora", "region", "attacker-zone"),))

@@ -26,9 +26,9 @@ from agents.hoprag_agent.offline_model import HopragPolicyLlm
 from conftest import ROOT
 from eval_sets import redteam
 from eval_sets.redteam import Run, build_cases, load_payloads, problems, run_all
-from mcp_server.corpus import load_corpus
-from mcp_server.injection import directives, normalise
-from mcp_server.lexicon import load_lexicon
+from hoprag.corpus import load_corpus
+from hoprag.directives import directives, normalise
+from hoprag.lexicon import load_lexicon
 
 CASES = build_cases(load_payloads())
 BY_ID = {c.eval_id: c for c in CASES}

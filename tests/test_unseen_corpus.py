@@ -6,9 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from mcp_server.engine import Engine
-from mcp_server.graph import local_search
-from mcp_server.loop import Question, agentic, budget_sweep, knee, one_shot, score
+from hoprag.engine import Engine
+from hoprag.graph import local_search
+from benchmarks.chapter.sweeps import budget_sweep, knee
+from hoprag.questions import Question, score
+from hoprag.strategies import agentic, one_shot
 
 ENG, FIN = frozenset({"eng"}), frozenset({"fin"})
 DOCS = {

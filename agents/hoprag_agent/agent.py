@@ -7,27 +7,26 @@ bookkeeping in :mod:`.callbacks`, caller-bound MCP tools in :mod:`.toolset`.
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 
 from google.adk.agents import LlmAgent, LoopAgent, SequentialAgent
 from google.adk.tools import exit_loop
 
-from mcp_server.access import load_access
-from mcp_server.corpus import load_corpus
+from hoprag import settings as hoprag_settings
+from hoprag.settings import Settings
 
-from . import callbacks, config, offline_model, prompts  # noqa: F401  (offline_model registers the model)
+from . import callbacks, offline_model, prompts  # noqa: F401  (offline_model registers the model)
 from .toolset import CallerToolset
 
 warnings.filterwarnings("ignore", message=r".*deprecated in favor of Workflow.*", category=DeprecationWarning)
 
 
-def build(settings: config.Settings) -> tuple[SequentialAgent, CallerToolset]:
-    """Build the agent tree for these settings; returns it with its toolset (to close it)."""
-    corpus = load_corpus(settings.corpus)
-    access_file = settings.access or corpus.config_path("access.yaml")
-    if access_file is None or not Path(access_file).exists():
-        raise FileNotFoundError(f"no access file for {settings.corpus}: set HOPRAG_ACCESS")
-    toolset = CallerToolset(load_access(access_file), corpus=str(settings.corpus), access_file=str(access_file),
+def build(settings: Settings) -> tuple[SequentialAgent, CallerToolset]:
+    """Build the agent tree for these settings; returns it with its toolset (to close it).
+
+    Loads nothing: the corpus is the MCP server's to load, and the access file (who a session
+    user is) is read on the first tool listing.
+    """
+    toolset = CallerToolset(access_file=hoprag_settings.access_path(settings), corpus=settings.corpus,
                             ranker=settings.ranker, mcp_url=settings.mcp_url)
     common = dict(model=settings.model, include_contents="none")
     tool_books = dict(before_tool_callback=callbacks.before_tool, after_tool_callback=callbacks.after_tool)
@@ -48,4 +47,4 @@ def build(settings: config.Settings) -> tuple[SequentialAgent, CallerToolset]:
     return root, toolset
 
 
-root_agent, toolset = build(config.load())
+root_agent, toolset = build(hoprag_settings.resolve())

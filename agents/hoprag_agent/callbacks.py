@@ -14,6 +14,8 @@ from google.adk.agents.callback_context import CallbackContext
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 
+from hoprag.walk import Budget
+
 from . import policy
 
 LEDGER, PLAN, GRADE, QUESTION = "hoprag_ledger", "plan", "grade", "question"
@@ -37,7 +39,7 @@ def start_question(budget: int):
 def before_tool(tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> dict[str, Any] | None:
     """Enforce the search budget: a refused call never reaches the server."""
     ledger = tool_context.state.get(LEDGER) or {}
-    if tool.name == "search" and len(ledger.get("searches", [])) >= ledger.get("budget", 0):
+    if tool.name == "search" and Budget(ledger.get("budget", 0), len(ledger.get("searches", []))).exhausted:
         return {"isError": True, _BLOCKED: True,
                 "content": [{"type": "text", "text": f"search {policy.ABSTAIN_BUDGET}"}]}
     return None

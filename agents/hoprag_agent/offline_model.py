@@ -18,7 +18,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 
-from mcp_server.tokens import token_count
+from hoprag.tokens import token_count
 
 from . import policy
 from .prompts import read_block

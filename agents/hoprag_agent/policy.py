@@ -12,11 +12,11 @@ import datetime as dt
 import re
 from typing import Any
 
-from mcp_server.corpus import Doc
-from mcp_server.gate import assess_all, resolve
-from mcp_server.injection import directives
-from mcp_server.lexicon import Lexicon, Relation
-from mcp_server.loop import is_entity
+from hoprag.corpus import Doc
+from hoprag.directives import directives
+from hoprag.lexicon import Lexicon, Relation
+from hoprag.verdict import assess_all, resolve
+from hoprag.walk import Budget, edges_of, is_entity, reach
 
 Ledger = dict[str, Any]
 SEARCH_K = 2
@@ -128,7 +128,7 @@ def _docs(ledger: Ledger) -> list[Doc]:
 def grade(ledger: Ledger) -> dict[str, Any]:
     """Grade the evidence so far and name the next step (the chapter's gate + loop state).
 
-    Walks the admitted facts breadth-first from the start entity. An entity holding the goal
+    Walks the admitted facts breadth-first from the start entity (:func:`hoprag.walk.reach`). An entity holding the goal
     relation is graded with ``assess``/``resolve``: ``sufficient`` (cite), or ``conflict``
     when the newest sources disagree. Otherwise the first discovered entity not yet searched
     is the ``gap``; with none left the search is ``exhausted``, and at the budget it stops.
@@ -138,47 +138,32 @@ def grade(ledger: Ledger) -> dict[str, Any]:
         return {"status": "abstain", "reason": (ledger.get("plan") or {}).get("reason", ABSTAIN_UNREADABLE)}
     facts = {doc_id: [tuple(t) for t in e.get("facts") or []] for doc_id, e in ledger["evidence"].items()}
     docs = _docs(ledger)
-    parents: dict[str, tuple[str, str, str, str] | None] = {start: None}
-    order = [start]
-    for entity in order:
-        holders = [d for d in docs if any(t[0] == entity and t[1] == goal for t in facts[d.id])]
-        if holders:
-            verdicts = assess_all(holders, ledger["question"], entity, goal, facts)
-            res = resolve(verdicts, {d.id: d.updated for d in docs})
-            path = _path(parents, entity)
-            graded = [{"doc": v.passage, "relevant": v.relevant, "supported": v.supported, "action": v.action}
-                      for v in verdicts]
-            if res.answer is None:
-                return {"status": "conflict", "reason": ABSTAIN_CONFLICT, "entity": entity, "path": path,
-                        "cited": list(res.cited), "verdicts": graded}
-            winner = next(v.passage for v in verdicts if v.passage in res.cited)
-            path.append([entity, goal, res.answer, winner])
-            return {"status": "sufficient", "answer": res.answer, "path": path, "resolution": res.status,
-                    "superseded": list(res.superseded), "verdicts": graded}
-        for doc_id, triples in facts.items():
-            for s, r, o in triples:
-                if s == entity and o not in parents:
-                    parents[o] = (s, r, o, doc_id)
-                    order.append(o)
+    found = reach(start, goal, edges_of(facts.items()))
+    if found.entity is not None:
+        entity, holding = found.entity, {e[3] for e in found.goals}
+        holders = [d for d in docs if d.id in holding]
+        verdicts = assess_all(holders, ledger["question"], entity, goal, facts)
+        res = resolve(verdicts, {d.id: d.updated for d in docs})
+        path = [list(e) for e in found.path]
+        graded = [{"doc": v.passage, "relevant": v.relevant, "supported": v.supported, "action": v.action}
+                  for v in verdicts]
+        if res.answer is None:
+            return {"status": "conflict", "reason": ABSTAIN_CONFLICT, "entity": entity, "path": path,
+                    "cited": list(res.cited), "verdicts": graded}
+        winner = next(v.passage for v in verdicts if v.passage in res.cited)
+        path.append([entity, goal, res.answer, winner])
+        return {"status": "sufficient", "answer": res.answer, "path": path, "resolution": res.status,
+                "superseded": list(res.superseded), "verdicts": graded}
     read = {t[0] for triples in facts.values() for t in triples}
-    gaps = [(e, q) for e in order if is_entity(e) and e not in read
+    gaps = [(e, q) for e in found.order if is_entity(e) and e not in read
             for q in queries_for(e, goal, start=e == start) if q not in ledger["queried"]][:1]
-    if len(ledger["searches"]) >= ledger["budget"]:
+    if Budget(ledger["budget"], len(ledger["searches"])).exhausted:
         return {"status": "budget", "reason": ABSTAIN_BUDGET}
     if not gaps:
         return {"status": "exhausted", "reason": ABSTAIN_UNREADABLE}
     entity, query = gaps[0]
     return {"status": "gap", "entity": entity, "query": query,
             "reason": f"no {goal} for {start} yet; nothing read about {entity} so far"}
-
-
-def _path(parents: dict[str, tuple[str, str, str, str] | None], entity: str) -> list[list[str]]:
-    steps = []
-    while parents.get(entity):
-        s, r, o, d = parents[entity]
-        steps.append([s, r, o, d])
-        entity = s
-    return steps[::-1]
 
 
 def compose(ledger: Ledger, graded: dict[str, Any]) -> str:

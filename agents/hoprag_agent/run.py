@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import warnings
 from pathlib import Path
 from typing import Any
@@ -10,7 +9,9 @@ from typing import Any
 from google.adk.runners import InMemoryRunner
 from google.genai import types
 
-from . import config, policy
+from hoprag import settings as hoprag_settings
+
+from . import policy
 from .agent import build
 from .callbacks import LEDGER
 
@@ -19,12 +20,7 @@ APP = "hoprag_agent"
 
 async def ask(question: str, user_id: str, corpus: Path | None = None, access: Path | None = None) -> dict[str, Any]:
     """Answer ``question`` as ``user_id``; the structured fields come from the gate over the final ledger."""
-    settings = config.load()
-    if corpus is not None:
-        settings = dataclasses.replace(settings, corpus=corpus, access=access or settings.access)
-    elif access is not None:
-        settings = dataclasses.replace(settings, access=access)
-    root, toolset = build(settings)
+    root, toolset = build(hoprag_settings.resolve(corpus=corpus, access=access))
     runner = InMemoryRunner(agent=root, app_name=APP)
     try:
         session = await runner.session_service.create_session(app_name=APP, user_id=user_id)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+from pathlib import Path
 from typing import Optional
 
 from google.adk.agents.readonly_context import ReadonlyContext
@@ -18,7 +20,7 @@ from google.adk.tools.base_toolset import BaseToolset
 from google.adk.tools.mcp_tool import McpToolset, StdioConnectionParams, StreamableHTTPConnectionParams
 from mcp import StdioServerParameters
 
-from mcp_server.access import Access, Principal
+from hoprag.access import Access, Principal, load_access
 
 TOOLS = ["search", "fetch", "graph_walk", "graph_overview", "grep"]
 
@@ -26,11 +28,12 @@ TOOLS = ["search", "fetch", "graph_walk", "graph_overview", "grep"]
 class CallerToolset(BaseToolset):
     """The hoprag MCP tools as the session user's principal (no tools for unknown users)."""
 
-    def __init__(self, access: Access, *, corpus: str, access_file: str, ranker: str | None = None,
-                 mcp_url: str | None = None):
+    def __init__(self, *, access_file: Path, corpus: Path, ranker: str | None = None, mcp_url: str | None = None):
         super().__init__()
-        self.access, self.corpus, self.access_file, self.ranker = access, corpus, access_file, ranker
+        self.corpus, self.access_file, self.ranker = str(corpus), str(access_file), ranker
         self.mcp_url = mcp_url
+        self._access: Access | None = None
+        self._lock = threading.Lock()
         self._stdio: dict[str, McpToolset] = {}
         self._http: McpToolset | None = None
         if mcp_url:
@@ -38,6 +41,14 @@ class CallerToolset(BaseToolset):
             self._http = McpToolset(
                 connection_params=StreamableHTTPConnectionParams(url=mcp_url, timeout=30),
                 header_provider=self._bearer, tool_filter=TOOLS)
+
+    @property
+    def access(self) -> Access:
+        """The operator access file, read once on first use (building the agent reads nothing)."""
+        with self._lock:
+            if self._access is None:
+                self._access = load_access(self.access_file)
+            return self._access
 
     def _principal(self, ctx: Optional[ReadonlyContext]) -> Principal | None:
         return self.access.for_user(ctx.user_id) if ctx is not None else None

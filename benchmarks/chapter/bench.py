@@ -27,10 +27,13 @@ import typer
 import yaml
 from tqdm import tqdm
 
-from mcp_server.access import load_access
-from mcp_server.costs import context_costs, utilization
-from mcp_server.engine import DEFAULT_CORPUS, Engine
-from mcp_server.loop import Question, agentic, budget_sweep, k_sweep, knee, load_questions, one_shot, score
+from hoprag.access import load_access
+from benchmarks.chapter.costs import context_costs, utilization
+from hoprag.engine import Engine
+from hoprag.settings import DEMO_CORPUS, resolve
+from benchmarks.chapter.sweeps import budget_sweep, k_sweep, knee
+from hoprag.questions import Question, load_questions, score
+from hoprag.strategies import agentic, one_shot
 
 OUT = Path(__file__).resolve().parent / "out" / "chapter"
 #: The numbers the chapter prints (sections 15.4 and 15.8), to set ours against.
@@ -108,8 +111,6 @@ async def _ask_all(questions: Sequence[Question], principals: dict[str, str], co
 
 def agent_cost(questions: Sequence[Question], principals: dict[str, str], corpus: Path, access: Path) -> dict[str, Any]:
     """The ADK agent on every question: per-question cost, means, accuracy, and the goal check."""
-    from agents.hoprag_agent import config
-
     rows = asyncio.run(_ask_all(questions, principals, corpus, access))
     n = len(rows)
     means = {key: round(sum(r[key] for r in rows) / n, 2)
@@ -117,7 +118,7 @@ def agent_cost(questions: Sequence[Question], principals: dict[str, str], corpus
     accuracy = round(sum(r["correct"] for r in rows) / n, 2)
     goal = {"accuracy": accuracy >= GOAL["accuracy"], "searches": means["searches"] <= GOAL["searches"],
             "docs_read": means["docs_read"] <= GOAL["docs_read"]}
-    return {"model": config.load().model, "questions": rows, "mean": means, "accuracy": accuracy,
+    return {"model": resolve().model, "questions": rows, "mean": means, "accuracy": accuracy,
             "goal": GOAL, "goal_met": goal | {"all": all(goal.values())}}
 
 
@@ -240,7 +241,7 @@ def matches_chapter(report: dict[str, Any]) -> dict[str, bool]:
 
 
 def chapter(
-    corpus: Path = typer.Option(DEFAULT_CORPUS, "--corpus", help="Corpus directory with questions.yaml and access.yaml."),
+    corpus: Path = typer.Option(DEMO_CORPUS, "--corpus", help="Corpus directory with questions.yaml and access.yaml."),
     access: Optional[Path] = typer.Option(None, "--access", help="Access file [default: access.yaml in the corpus]."),
     token_question: str = typer.Option("q3", "--token-question", help="Question id for the token table (the chapter's: q3)."),
     agent: bool = typer.Option(True, "--agent/--no-agent", help="Also run the ADK agent on every question."),

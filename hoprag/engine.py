@@ -6,40 +6,52 @@ permission boundary is in one place; the MCP server is a thin typed surface over
 
 from __future__ import annotations
 
+import threading
+from functools import cached_property
 from pathlib import Path
 from typing import Sequence
 
 from .cache import Lru
 from .corpus import Corpus, Doc, load_corpus
+from .entities import EntityIndex
 from .graph import Graph, build_graph
 from .grep import grep
-from .read import FactTable, Provenance, Triple, admit, extract_facts, facts_from, supported
-from .search import Hit, Searcher
-
-#: ``overlap`` (the chapter's frequency-weighted token overlap) is the default because every
-#: published trace, eval trajectory and table is defined against it, and on corpora of short
-#: single-fact passages it ranks as well as BM25. Choose ``bm25`` (``--ranker bm25`` or
-#: ``HOPRAG_RANKER=bm25``) for long, real-world text: it weighs rare terms and normalises length.
-DEFAULT_RANKER = "overlap"
-DEFAULT_CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+from .integrity import Provenance, admit, supported
+from .read import FactTable, Triple, extract_facts, facts_from
+from .search import Hit, Searcher, View
 
 
 class Engine:
     """Permission-aware retrieval over one validated corpus."""
 
-    def __init__(self, corpus: Corpus, ranker: str = DEFAULT_RANKER):
+    def __init__(self, corpus: Corpus, ranker: str):
         self.corpus = corpus
         self.lexicon = corpus.lexicon
         self.ranker = ranker
-        self.searcher = Searcher(corpus.docs, ranker)
+        self._entity_lock = threading.Lock()
+        self.searcher = Searcher(corpus.docs, ranker, entities=lambda: self.entities)
         self.provenance = Provenance(corpus.allowlist)
         self._docs = corpus.by_id()
         self._facts = {d.id: extract_facts(d, self.lexicon) for d in corpus.docs}
         self._graphs: Lru[frozenset[str], Graph] = Lru(64)
 
     @classmethod
-    def load(cls, path: str | Path = DEFAULT_CORPUS, ranker: str = DEFAULT_RANKER) -> "Engine":
-        return cls(load_corpus(path), ranker)
+    def load(cls, path: str | Path, ranker: str | None = None) -> "Engine":
+        """Load a corpus; ``ranker`` defaults to the one the corpus asks for (:func:`~hoprag.settings.ranker_for`)."""
+        from .settings import ranker_for
+
+        corpus = load_corpus(path)
+        return cls(corpus, ranker_for(corpus, ranker))
+
+    @cached_property
+    def entities(self) -> EntityIndex:
+        """The corpus-wide entity vocabulary and mentions, built on first use (prose rankers and walks)."""
+        with self._entity_lock:
+            return EntityIndex(self.docs, self.lexicon)
+
+    def view(self, groups: frozenset[str]) -> View:
+        """The caller's view: their documents, ranker, IDF and entity graph."""
+        return self.searcher.view(groups)
 
     @property
     def docs(self) -> tuple[Doc, ...]:

@@ -1,8 +1,4 @@
-"""Indirect prompt injection (chapter section 15.9): a naive reader next to the hardened one, and
-the directive detector the agent uses to *report* instructions found in retrieved text.
-
-``naive_agent`` exists only to demonstrate the attack; the product reads through
-``hardened_agent``'s path (:func:`~mcp_server.read.admit` before extraction) everywhere.
+"""The directive detector the agent uses to *report* instructions found in retrieved text.
 
 :func:`directives` is for reporting only ("directive detected in X, not executed"). Safety never
 depends on it: no decision of the product is taken from document text, so a directive the
@@ -21,8 +17,6 @@ import unicodedata
 import urllib.parse
 from typing import Iterator
 
-from .engine import Engine
-from .read import facts_from
 
 #: The chapter's directive detector; still the first rule of :data:`_CLAUSE_RULES`.
 INJECT = re.compile(r"(?i)ignore .*instructions|email .* to \s*\S+@\S+")
@@ -246,22 +240,3 @@ def directives(text: str) -> list[str]:
         if not any(start < e and s < end for s, e, _ in found):
             found.append((start, end, text[start:end].strip()))
     return [r if len(r) <= _REPORT_CHARS else r[:_REPORT_CHARS - 1] + "…" for _, _, r in sorted(found)]
-
-
-def naive_agent(engine: Engine, query: str, groups: frozenset[str], subject: str, relation: str, k: int = 3):
-    """A vulnerable reader: obeys directives in retrieved text and reads facts from every document.
-
-    Returns ``(executed_directives, facts)`` exposing the compromise.
-    """
-    hits = engine.search_docs(query, groups, k)
-    executed = [(d.id, clause) for d in hits for clause in directives(d.text)]
-    return executed, facts_from(hits, engine.facts).get((subject, relation))  # ungated: the vulnerability
-
-
-def hardened_agent(engine: Engine, query: str, groups: frozenset[str], subject: str, relation: str, k: int = 3):
-    """A safe reader: untrusted documents are dropped before extraction; text is never a command.
-
-    Returns ``(blocked_ids, facts)`` showing the attack contained.
-    """
-    admitted, blocked = engine.admit(engine.search_docs(query, groups, k))
-    return blocked, engine.table(admitted).get((subject, relation))

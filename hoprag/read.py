@@ -1,14 +1,12 @@
-"""The reader: the chapter's cue-based triple extractor and the integrity gate in front of it.
+"""The reader: the chapter's cue-based triple extractor and fact tables with provenance.
 
-The hardened path (:func:`admit` then :func:`facts_from`) is the only way the product turns
-documents into evidence: untrusted documents are dropped *before* extraction, so neither
-their facts nor their directives can reach an answer.
+The reader trusts nothing by itself: the product reads only what :mod:`.integrity` admits
+(the engine's ``evidence`` and ``table``), so an untrusted document's facts never reach an answer.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
 from .corpus import Doc
@@ -65,32 +63,3 @@ def facts_from(docs: Iterable[Doc], extract: Callable[[Doc], Sequence[Triple]]) 
         for s, r, o in extract(d):
             table.setdefault((s, r), []).append((o, d.id))
     return table
-
-
-@dataclass(frozen=True)
-class Provenance:
-    """The integrity gate's two independent controls.
-
-    A document is evidence only if ingestion marked it ``trusted`` **and** its ``source`` starts
-    with a prefix on the corpus allowlist (``allowlist.yaml``; ``None`` = no allowlist, flag
-    only). One mislabelled flag or one bad allowlist entry alone cannot admit a hostile text.
-    """
-
-    allowlist: tuple[str, ...] | None = None
-
-    def allowed(self, source: str) -> bool:
-        return self.allowlist is None or any(source.startswith(prefix) for prefix in self.allowlist)
-
-    def admits(self, doc: Doc) -> bool:
-        return doc.trusted and self.allowed(doc.source)
-
-
-def supported(triple: Triple, doc: Doc) -> bool:
-    """A fact is evidence only if its subject and object occur verbatim in the text (the support span)."""
-    return triple[0] in doc.text and triple[2] in doc.text
-
-
-def admit(hits: Iterable[Doc], provenance: Provenance = Provenance()) -> tuple[list[Doc], list[str]]:
-    """The integrity gate: split documents into admitted ones and the ids it dropped."""
-    hits = list(hits)
-    return [d for d in hits if provenance.admits(d)], [d.id for d in hits if not provenance.admits(d)]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from .corpus import Doc
-from .tokens import token_count
+from hoprag.corpus import Doc
+from hoprag.tokens import token_count
 
 
 @dataclass(frozen=True)

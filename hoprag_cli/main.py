@@ -8,19 +8,18 @@ from typing import Optional
 
 import typer
 
-from benchmarks.cli import bench_app
-from mcp_server import settings
-from mcp_server.access import AccessError, load_access
-from mcp_server.corpus import CorpusError, load_corpus
-from mcp_server.engine import Engine
-from mcp_server.search import RANKERS
+from hoprag import settings
+from hoprag.access import AccessError, load_access
+from hoprag.corpus import CorpusError, load_corpus
+from hoprag.engine import Engine
+from hoprag.search import RANKERS
 from mcp_server.serve import serve
 
 app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
 
 CorpusOpt = typer.Option(None, "--corpus", help="Corpus directory or .jsonl file [env HOPRAG_CORPUS; default: the Falcon corpus].")
 AccessOpt = typer.Option(None, "--access", help="Operator access file [env HOPRAG_ACCESS; default: access.yaml beside the corpus].")
-RankerOpt = typer.Option(None, "--ranker", help=f"Ranker: {' | '.join(RANKERS)} [env HOPRAG_RANKER; default overlap].")
+RankerOpt = typer.Option(None, "--ranker", help=f"Ranker: {' | '.join(RANKERS)} [env HOPRAG_RANKER; default: the corpus's corpus.yaml, else bm25-titles].")
 
 
 def fail(message: str) -> None:
@@ -28,9 +27,9 @@ def fail(message: str) -> None:
     raise typer.Exit(1)
 
 
-def open_engine(corpus: Optional[Path], ranker: Optional[str]) -> Engine:
+def open_engine(resolved: settings.Settings) -> Engine:
     try:
-        return Engine(load_corpus(settings.corpus_path(corpus)), settings.ranker(ranker))
+        return settings.load_engine(resolved)
     except (CorpusError, ValueError) as exc:
         fail(str(exc))
         raise  # unreachable; keeps type checkers honest
@@ -68,9 +67,10 @@ def search(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Search the corpus as a principal: authorization first, then ranking; untrusted hits carry no facts."""
-    engine = open_engine(corpus, ranker)
+    resolved = settings.resolve(corpus=corpus, access=access, ranker=ranker)
+    engine = open_engine(resolved)
     try:
-        who = settings.access_for(engine.corpus, access).principal(principal)
+        who = settings.load_operator_access(resolved).principal(principal)
     except AccessError as exc:
         fail(str(exc))
         return
@@ -90,7 +90,17 @@ def search(
 
 
 app.command("serve")(serve)
-app.add_typer(bench_app, name="bench")
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True}, add_help_option=False)
+def bench(ctx: typer.Context) -> None:
+    """Benchmarks: quality, cost and speed side by side (``hoprag bench --help``; needs the ``bench`` extra)."""
+    try:
+        from benchmarks.cli import bench_app
+    except ImportError as exc:
+        fail(f"hoprag bench needs the benchmark extra ({exc.name} is missing): pip install 'hoprag[bench]'")
+        return
+    bench_app(args=ctx.args, prog_name="hoprag bench")
 
 
 @app.command()

@@ -14,8 +14,9 @@ from typing import Callable, Iterable, Sequence
 import networkx as nx
 
 from .corpus import Doc
-from .gate import Resolution, Verdict, resolve
 from .read import Triple
+from .verdict import Resolution, Verdict, resolve
+from .walk import reach
 
 Edge = tuple[str, str, str, str]  # (subject, relation, object, doc_id)
 
@@ -77,25 +78,17 @@ def local_search(graph: Graph, start: str, goal: str, max_hops: int = 4) -> Walk
     Paths are at most ``max_hops`` edges long. When that entity has several ``goal`` edges
     that disagree, the gate's freshness policy picks one, or the walk returns no answer.
     """
-    frontier, seen = [(start, ())], {start}
-    while frontier:
-        entity, path = frontier.pop(0)
-        edges = graph.out(entity)
-        goals = [e for e in edges if e[1] == goal]
-        if goals and len(path) < max_hops:
-            verdicts = [Verdict(e[3], True, True, (e[0], e[1], e[2]), "cite") for e in goals]
-            res = resolve(verdicts, graph.updated)
-            if res.answer is None:
-                return Walk(None, path + tuple(goals), res)
-            chosen = next(e for e in goals if e[2] == res.answer and e[3] in res.cited)
-            return Walk(res.answer, path + (chosen,), res)
-        for e in edges:
-            if e[2] not in seen and len(path) + 1 < max_hops:
-                seen.add(e[2])
-                frontier.append((e[2], path + (e,)))
-    return Walk(None, ())
+    found = reach(start, goal, graph.out, max_hops)
+    if found.entity is None:
+        return Walk(None, ())
+    verdicts = [Verdict(e[3], True, True, (e[0], e[1], e[2]), "cite") for e in found.goals]
+    res = resolve(verdicts, graph.updated)
+    if res.answer is None:
+        return Walk(None, found.path + found.goals, res)
+    chosen = next(e for e in found.goals if e[2] == res.answer and e[3] in res.cited)
+    return Walk(res.answer, found.path + (chosen,), res)
 
 
-def global_search(graph: Graph) -> Counter:
-    """Relation inventory of the whole graph (the corpus-scale view no local walk gives)."""
+def relation_counts(graph: Graph) -> Counter:
+    """How many edges of each relation the caller's graph holds (the corpus-scale inventory no walk gives)."""
     return Counter(r for (_, r, _, _) in graph.edges())

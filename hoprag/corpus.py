@@ -20,7 +20,9 @@ from .lexicon import Lexicon, LexiconError, load_lexicon
 from .yamlfile import READ_ERRORS, read_yaml
 
 #: Files in a corpus directory that configure it rather than being documents.
-CONFIG_FILES = ("relations.yaml", "access.yaml", "questions.yaml", "allowlist.yaml")
+CONFIG_FILES = ("corpus.yaml", "relations.yaml", "access.yaml", "questions.yaml", "allowlist.yaml")
+#: Keys of ``corpus.yaml``, the corpus's own settings.
+CONFIG_KEYS = ("ranker",)
 FIELDS = ("id", "title", "groups", "trusted", "source", "updated")
 REQUIRED = ("id", "groups", "trusted", "source", "updated")
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/-]{0,127}")
@@ -100,6 +102,8 @@ class Corpus:
     lexicon: Lexicon
     root: Path | None = None
     allowlist: tuple[str, ...] | None = None
+    #: The ranker ``corpus.yaml`` asks for (``None``: the product default).
+    ranker: str | None = None
 
     def by_id(self) -> dict[str, Doc]:
         return {d.id: d for d in self.docs}
@@ -326,7 +330,10 @@ def load_docs(path: str | Path, defaults: dict[str, Any] | None = None) -> tuple
 
 
 def load_corpus(path: str | Path, defaults: dict[str, Any] | None = None) -> Corpus:
-    """Load documents and the corpus's ``relations.yaml`` (the chapter's cues when absent)."""
+    """Load documents and the corpus's config files: ``corpus.yaml``, ``relations.yaml``, ``allowlist.yaml``.
+
+    Without ``relations.yaml`` the lexicon is empty: no relation is read by cue.
+    """
     path = Path(path)
     docs = load_docs(path, defaults)
     home = path if path.is_dir() else path.parent
@@ -334,7 +341,27 @@ def load_corpus(path: str | Path, defaults: dict[str, Any] | None = None) -> Cor
         lexicon = load_lexicon(home / "relations.yaml")
     except LexiconError as exc:
         raise CorpusError([Problem(str(home / "relations.yaml"), "relations", str(exc))]) from exc
-    return Corpus(docs, lexicon, path, load_allowlist(home / "allowlist.yaml"))
+    config = load_config(home / "corpus.yaml")
+    return Corpus(docs, lexicon, path, load_allowlist(home / "allowlist.yaml"), config.get("ranker"))
+
+
+def load_config(path: Path) -> dict[str, Any]:
+    """A corpus's own settings (``corpus.yaml``); ``{}`` when the file is absent."""
+    if not path.exists():
+        return {}
+    try:
+        data = read_yaml(path) or {}
+    except READ_ERRORS as exc:
+        raise CorpusError([Problem(str(path), "file", f"cannot read corpus config: {exc}")]) from exc
+    if not isinstance(data, dict):
+        raise CorpusError([Problem(str(path), "file", f"expected a mapping of {', '.join(CONFIG_KEYS)}")])
+    unknown = [k for k in data if k not in CONFIG_KEYS]
+    if unknown:
+        raise CorpusError([Problem(str(path), _field(unknown[0]), f"unknown key; expected {', '.join(CONFIG_KEYS)}")])
+    ranker = data.get("ranker")
+    if ranker is not None and not isinstance(ranker, str):
+        raise CorpusError([Problem(str(path), "ranker", "expected a ranker name")])
+    return data
 
 
 def load_allowlist(path: Path) -> tuple[str, ...] | None:

@@ -1,7 +1,8 @@
 """The relation lexicon: how documents state a relation and how questions ask for it.
 
 It is data (``relations.yaml`` in a corpus directory) so a new corpus can add relations
-without code changes; the chapter's six cues are the default.
+without code changes; a corpus without one reads no relation by cue (its prose is still
+searched, and walked through the entities it names).
 """
 
 from __future__ import annotations
@@ -11,9 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .yamlfile import READ_ERRORS, read_yaml
-
-DEFAULT_PATH = Path(__file__).with_name("default_relations.yaml")
-
 
 class LexiconError(ValueError):
     """A relations file that cannot be used; the message names the file and field."""
@@ -42,9 +40,6 @@ class Lexicon:
     def names(self) -> tuple[str, ...]:
         return tuple(r.name for r in self.relations)
 
-    def get(self, name: str) -> Relation | None:
-        return next((r for r in self.relations if r.name == name), None)
-
     def asked_relation(self, question: str) -> str | None:
         """Return the relation a question asks for: the earliest ask phrase wins.
 
@@ -68,8 +63,9 @@ def _strings(value: object, where: str, field: str) -> tuple[str, ...]:
 
 
 def load_lexicon(path: Path | None = None) -> Lexicon:
-    """Load a relations file; ``None`` or a missing file gives the chapter's default."""
-    path = path if path is not None and path.exists() else DEFAULT_PATH
+    """Load a relations file; ``None`` or a missing file gives the empty lexicon."""
+    if path is None or not path.exists():
+        return Lexicon(())
     try:
         data = read_yaml(path)
     except READ_ERRORS as exc:

@@ -1,4 +1,4 @@
-"""The evidence gate: relevance and support are graded apart, and disagreement is explicit.
+"""The evidence gate (verdicts): relevance and support are graded apart, and disagreement is explicit.
 
 A retrieval score says what to inspect; support decides what may be cited. When supported,
 trusted passages disagree the gate says ``conflict`` and :func:`resolve` applies one
@@ -15,9 +15,6 @@ from typing import Iterable, Sequence
 from .corpus import Doc
 from .read import Triple
 from .tokens import tokenize
-
-ACTIONS = ("cite", "reformulate", "discard", "conflict")
-
 
 @dataclass(frozen=True)
 class Verdict:

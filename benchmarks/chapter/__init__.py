@@ -1,0 +1,1 @@
+"""The chapter reproduction: its sweeps, token costs and demo readers, and ``hoprag bench chapter``."""

@@ -1,0 +1,215 @@
+"""The entity view of prose: which named things each passage mentions, and how they connect passages.
+
+Entities come from a passage's precomputed ``triples`` when it has them, otherwise from the
+reader's cue triples plus capitalised spans per sentence; titles are entities too. The
+passage-entity *mention* matrix links a passage to every vocabulary entity its text names, not
+just those in its own triples: extracted triples often leave a hop's bridge entity out of the
+next hop's triples, but the text still names it.
+
+The vocabulary is corpus-wide (it only decides which n-grams *can* be an entity); everything a
+caller can observe -- how many passages mention an entity, which passage is titled with it, the
+walk matrices -- is computed per caller view (:class:`EntityView`) from the passages they may read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from functools import cached_property
+from typing import Iterator, Sequence
+
+import numpy as np
+from scipy import sparse
+
+from .corpus import Doc
+from .lexicon import Lexicon
+from .read import extract_facts
+from .tokens import STOP, fold, tokenize
+
+#: Lower-case words allowed inside a proper name ("Church of England", "Ludwig van Beethoven").
+CONNECTORS = frozenset("of the de du la le del della von van der den da di des y and for upon on".split())
+MONTHS = frozenset("january february march april may june july august september october november december".split())
+_SPAN = re.compile(r"[A-Z][\w'’.-]*(?:\s+(?:(?:of|the|de|du|la|le|von|van|del|da|di|and)\s+)*[A-Z][\w'’.-]*)*")
+_SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
+MAX_NGRAM = 8
+
+Unit = tuple[str, str]  # (entity surface, context the entity was stated in)
+
+
+def norm(text: str) -> str:
+    """An entity's key: folded, lower-cased tokens joined by spaces."""
+    return " ".join(tokenize(fold(text)))
+
+
+def title_base(title: str) -> str:
+    """The entity a title names: ``Hello Love (song)`` -> ``hello love``, ``Baure, Nigeria`` -> ``baure``."""
+    return norm(re.sub(r"\s*\(.*?\)", "", title).split(",")[0])
+
+
+def is_name(surface: str) -> bool:
+    """A proper-name-like entity (every word capitalised or a connector), not a date or a number.
+
+    Bridges between passages are named things; "seventh studio album" or "April 4, 2010" are not.
+    """
+    words = surface.split()
+    if any(w[:1].islower() and w.lower() not in CONNECTORS for w in words):
+        return False
+    return any(w[:1].isalpha() and w.lower().strip(",.") not in MONTHS for w in words)
+
+
+def grams(tokens: Sequence[str], longest: int = MAX_NGRAM) -> Iterator[str]:
+    """Every token n-gram up to ``longest`` words, as a space-joined key."""
+    for n in range(1, longest + 1):
+        for i in range(len(tokens) - n + 1):
+            yield " ".join(tokens[i:i + n])
+
+
+def _useful(key: str) -> bool:
+    words = key.split()
+    return bool(words) and not all(w in STOP for w in words) and not key.replace(" ", "").isdigit()
+
+
+def units(doc: Doc, lexicon: Lexicon) -> tuple[Unit, ...]:
+    """``(entity, context)`` pairs a reader can take a bridge from.
+
+    A triple ``(s, r, o)`` yields ``(s, "r o")`` and ``(o, "s r")``. Without ``triples``, the
+    reader's cue triples are used plus every capitalised span of a sentence with that sentence as context.
+    """
+    out: list[Unit] = []
+    facts = doc.triples if doc.triples is not None else extract_facts(doc, lexicon)
+    for s, r, o in facts:
+        out += [(s, f"{r} {o}"), (o, f"{s} {r}")]
+    if doc.triples is None:
+        for sentence in _SENTENCES.split(doc.text):
+            for span in _SPAN.findall(sentence):
+                words = span.split()
+                while words and words[0].lower() in STOP:
+                    words.pop(0)
+                if words:
+                    out.append((" ".join(words), sentence))
+    return tuple(out)
+
+
+class EntityIndex:
+    """Corpus-wide entity vocabulary and passage-entity mentions, built once at load."""
+
+    def __init__(self, docs: Sequence[Doc], lexicon: Lexicon):
+        self.docs = tuple(docs)
+        self.row = {d.id: i for i, d in enumerate(self.docs)}
+        self.units = [units(d, lexicon) for d in self.docs]
+        titles = [title_base(d.title) for d in self.docs]
+        keys = [[norm(e) for e, _ in u] for u in self.units]
+        self.vocab: dict[str, int] = {}
+        for title, named in zip(titles, keys):
+            for key in [title, *named]:
+                if _useful(key):
+                    self.vocab.setdefault(key, len(self.vocab))
+        self.names = [""] * len(self.vocab)  # a readable surface form per entity
+        for u in self.units:
+            for surface, _ in u:
+                j = self.vocab.get(norm(surface))
+                if j is not None and not self.names[j]:
+                    self.names[j] = surface
+        self.title_of: list[int | None] = []
+        rows, cols, vals = [], [], []
+        for i, d in enumerate(self.docs):
+            found = {self.vocab[g]: 1.0 for g in grams(tokenize(fold(f"{d.title} {d.text}"))) if g in self.vocab}
+            found.update({self.vocab[k]: 1.0 for k in keys[i] if k in self.vocab})
+            title = self.vocab.get(titles[i])
+            if title is not None:
+                found[title] = 2.0  # a passage is most strongly about the entity it is titled with
+                if not self.names[title]:
+                    self.names[title] = re.sub(r"\s*\(.*?\)", "", d.title).split(",")[0]
+            self.title_of.append(title)
+            rows += [i] * len(found)
+            cols += list(found)
+            vals += list(found.values())
+        self.mentions = sparse.csr_matrix((vals, (rows, cols)), shape=(len(self.docs), max(1, len(self.vocab))))
+
+    def entities_in(self, text: str) -> set[int]:
+        """Vocabulary entities named in ``text`` (n-gram lookup, so a 3-word entity needs all 3 words)."""
+        return {self.vocab[g] for g in grams(tokenize(fold(text))) if g in self.vocab}
+
+    def view(self, rows: Sequence[int]) -> "EntityView":
+        return EntityView(self, rows)
+
+
+class EntityView:
+    """One caller's entity graph: only the passages they may read count, link or get ranked."""
+
+    def __init__(self, index: EntityIndex, rows: Sequence[int]):
+        self.index = index
+        self.rows = np.asarray(rows, dtype=np.int64)
+        self.local = {int(r): i for i, r in enumerate(self.rows)}
+        self.mentions = index.mentions[self.rows] if len(self.rows) else sparse.csr_matrix((0, index.mentions.shape[1]))
+        #: How many of the caller's passages mention each entity: a bridge must reach another passage.
+        self.spread = np.asarray((self.mentions > 0).sum(axis=0)).ravel()
+        self.titled: dict[int, list[int]] = defaultdict(list)  # entity -> local rows titled with it
+        for i, r in enumerate(self.rows):
+            title = index.title_of[int(r)]
+            if title is not None:
+                self.titled[title].append(i)
+
+    def spread_of(self, surface: str) -> int:
+        j = self.index.vocab.get(norm(surface))
+        return int(self.spread[j]) if j is not None else 0
+
+    def units(self, doc_id: str) -> tuple[Unit, ...]:
+        """The ``(entity, context)`` pairs of a passage of this view (nothing for any other id)."""
+        row = self.index.row.get(doc_id)
+        return self.index.units[row] if row is not None and row in self.local else ()
+
+    def mentioned(self, doc_id: str) -> list[tuple[str, int]]:
+        """The entities a passage of this view mentions, each with how many of the view's passages do."""
+        row = self.index.row.get(doc_id)
+        if row is None or row not in self.local:
+            return []
+        cols = self.mentions[self.local[row]].indices
+        named = sorted(((self.index.names[j], int(self.spread[j])) for j in cols if self.index.names[j]),
+                       key=lambda e: (-e[1], e[0]))
+        return named
+
+    @cached_property
+    def walk(self) -> tuple[sparse.csr_matrix, sparse.csr_matrix]:
+        """Transposed transition matrices passage->entity and entity->passage for PPR.
+
+        Passage->entity steps are weighted by 1/spread, so mass flows to specific entities rather
+        than hubs ("United States") that touch hundreds of passages.
+        """
+        def rows_stochastic(m: sparse.spmatrix) -> sparse.csr_matrix:
+            total = np.asarray(m.sum(axis=1)).ravel()
+            total[total == 0] = 1
+            return (sparse.diags(1 / total) @ m).tocsr()
+        specific = self.mentions @ sparse.diags(1 / np.maximum(self.spread, 1))
+        return rows_stochastic(specific).T.tocsr(), rows_stochastic(self.mentions.T).T.tocsr()
+
+    def pagerank(self, question: str, seeds: Sequence[str], k: int, alpha: float = 0.5,
+                 iterations: int = 15) -> list[tuple[str, float]]:
+        """Personalised PageRank over the mention graph (HippoRAG-style, no LLM): ``(doc_id, mass)``.
+
+        Restart mass is split between the question's entities (each weighted by 1/spread, so rare
+        names dominate) and the seed passages; passages are ranked by the mass they hold, ties by row.
+        """
+        to_entity, to_passage = self.walk
+        n_p, n_e = to_entity.shape[1], to_passage.shape[1]
+        if not n_p:
+            return []
+        seed_p, seed_e = np.zeros(n_p), np.zeros(n_e)
+        for doc_id in seeds:
+            row = self.index.row.get(doc_id)
+            if row is not None and row in self.local:
+                seed_p[self.local[row]] = 1.0
+        for j in self.index.entities_in(question):
+            if self.spread[j]:
+                seed_e[j] = 1.0 / self.spread[j]
+        if seed_e.sum():
+            seed_e /= seed_e.sum()
+        total = seed_p.sum() + seed_e.sum()
+        if not total:
+            return []
+        seed_p, seed_e = seed_p / total, seed_e / total
+        p, e = seed_p, seed_e
+        for _ in range(iterations):
+            p, e = (1 - alpha) * (to_passage @ e) + alpha * seed_p, (1 - alpha) * (to_entity @ p) + alpha * seed_e
+        order = np.lexsort((np.arange(n_p), -p))[:k]
+        return [(self.index.docs[int(self.rows[i])].id, float(p[i])) for i in order if p[i] > 0]

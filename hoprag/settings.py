@@ -1,0 +1,120 @@
+"""The one settings resolver: flags, then environment, then defaults -- for the CLI, the server and the agent.
+
+| setting | flag | environment | default |
+|---|---|---|---|
+| corpus | ``--corpus`` | ``HOPRAG_CORPUS`` | the packaged Falcon demo corpus |
+| access file | ``--access`` | ``HOPRAG_ACCESS`` | ``access.yaml`` in (or beside) the corpus |
+| ranker | ``--ranker`` | ``HOPRAG_RANKER`` | what the corpus's ``corpus.yaml`` asks for, else ``bm25-titles`` |
+| search budget | ``--budget`` | ``HOPRAG_SEARCH_BUDGET`` | 4 searches per question |
+| loop rounds | ``--iterations`` | ``HOPRAG_MAX_ITERATIONS`` | 4 grader/researcher rounds |
+| model | ``--model`` | ``HOPRAG_MODEL`` | ``hoprag-offline`` (``gemini-2.5-flash`` when ``GOOGLE_API_KEY`` is set) |
+| MCP server | ``--mcp-url`` | ``HOPRAG_MCP_URL`` | none: a stdio subprocess per principal |
+
+Nothing here loads a corpus: resolving is cheap and side-effect free, so the agent module can
+resolve its settings at import and load only what it is asked to serve.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Mapping
+
+from .access import Access, AccessError, load_access
+from .corpus import Corpus
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+#: The best LLM-free ranker measured on real multi-hop prose (benchmarks/RESULTS.md); a corpus
+#: asks for another in its ``corpus.yaml`` (the Falcon corpus asks for the chapter's ``overlap``).
+DEFAULT_RANKER = "bm25-titles"
+DEFAULT_BUDGET = 4
+DEFAULT_ITERATIONS = 4
+OFFLINE_MODEL = "hoprag-offline"
+GEMINI_MODEL = "gemini-2.5-flash"
+
+_PACKAGED = Path(__file__).resolve().parent / "demo"
+#: The Falcon demo corpus: packaged into the wheel as ``hoprag/demo``, ``corpus/`` in a checkout.
+DEMO_CORPUS = _PACKAGED if _PACKAGED.is_dir() else Path(__file__).resolve().parent.parent / "corpus"
+
+
+class SettingsError(ValueError):
+    """A setting that cannot be used; the message names the variable or flag."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    corpus: Path
+    access: Path | None
+    ranker: str | None
+    search_budget: int
+    max_iterations: int
+    model: str
+    mcp_url: str | None
+
+    def with_flags(self, **flags: object) -> "Settings":
+        """These settings with every flag that was given (``None`` = not given) taking precedence."""
+        given = {k: (Path(v) if k in ("corpus", "access") else v) for k, v in flags.items() if v is not None}
+        return replace(self, **given)
+
+
+def _positive(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise SettingsError(f"{name} must be a positive integer, got {raw!r}")
+    return value
+
+
+def resolve(env: Mapping[str, str] | None = None, **flags: object) -> Settings:
+    """Resolve every setting: a flag that is not ``None`` wins, then ``env`` (``os.environ``), then the default."""
+    env = os.environ if env is None else env
+    uses_gemini = env.get("GOOGLE_API_KEY") or env.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() in ("1", "true")
+    access = env.get("HOPRAG_ACCESS")
+    base = Settings(
+        corpus=Path(env.get("HOPRAG_CORPUS") or DEMO_CORPUS),
+        access=Path(access) if access else None,
+        ranker=env.get("HOPRAG_RANKER") or None,
+        search_budget=_positive(env, "HOPRAG_SEARCH_BUDGET", DEFAULT_BUDGET),
+        max_iterations=_positive(env, "HOPRAG_MAX_ITERATIONS", DEFAULT_ITERATIONS),
+        model=env.get("HOPRAG_MODEL") or (GEMINI_MODEL if uses_gemini else OFFLINE_MODEL),
+        mcp_url=env.get("HOPRAG_MCP_URL") or None,
+    )
+    return base.with_flags(**flags)
+
+
+def ranker_for(corpus: Corpus, setting: str | None = None) -> str:
+    """The ranker a corpus is served with: the setting, else the corpus's ``corpus.yaml``, else the default."""
+    return setting or corpus.ranker or DEFAULT_RANKER
+
+
+def access_path(settings: Settings, corpus_root: Path | None = None) -> Path:
+    """Where the operator access file is: the setting, else ``access.yaml`` in or beside the corpus."""
+    if settings.access is not None:
+        return settings.access
+    root = corpus_root or settings.corpus
+    return (root if root.is_dir() else root.parent) / "access.yaml"
+
+
+def load_operator_access(settings: Settings) -> Access:
+    """Load the access file these settings name (a clear error when there is none)."""
+    path = access_path(settings)
+    if not path.exists():
+        raise AccessError(f"no access file at {path}: pass --access FILE or put access.yaml beside the corpus")
+    return load_access(path)
+
+
+def load_engine(settings: Settings) -> "Engine":
+    """Load the corpus these settings name, served with :func:`ranker_for` its ranker."""
+    from .corpus import load_corpus
+    from .engine import Engine
+
+    corpus = load_corpus(settings.corpus)
+    return Engine(corpus, ranker_for(corpus, settings.ranker))

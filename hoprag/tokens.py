@@ -1,0 +1,43 @@
+"""Text analysis, once for every ranker and reader: tokens, accent folding, function words.
+
+The chapter's overlap ranker uses :func:`tokenize` alone; the BM25 rankers, the entity index and
+the multi-hop walker also fold accents (:func:`fold`) and skip function words (:data:`STOP`).
+"""
+
+import re
+import unicodedata
+
+#: The chapter's ``[a-z0-9-]+``, widened to letters and digits of every script so that
+#: non-English text is searchable too; on ASCII text the two are identical.
+_WORD = re.compile(r"(?:[^\W_]|-)+")
+
+#: English function words: never a bridge on their own, dropped from follow-up queries.
+STOP = frozenset(
+    "a an the of in on at to for by with from and or not no is was were are be been being am who what which "
+    "when where whose whom why how many much did do does done that this these those as it its his her hers "
+    "their theirs he she they them him there than then into onto after before during one same also s".split())
+
+
+def tokenize(text: str) -> list[str]:
+    """Split text into lowercased overlap tokens (letters, digits, hyphens)."""
+    return _WORD.findall(text.lower())
+
+
+def token_count(text: str) -> int:
+    """Return the number of overlap tokens in a string (the chapter's cost proxy)."""
+    return len(tokenize(text))
+
+
+def fold(text: str) -> str:
+    """Strip diacritics (NFKD, drop combining marks) so spellings with and without accents meet.
+
+    A question spelling "Tekeze" must find "Tekezé", as Lucene's ASCII folding does.
+    """
+    if text.isascii():
+        return text
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
+def content(text: str) -> list[str]:
+    """Folded tokens of ``text`` that are not function words, in order."""
+    return [t for t in tokenize(fold(text)) if t not in STOP]

@@ -1,0 +1,257 @@
+"""The multi-hop walker: the frontier, the next-gap choice, and the search budget that stops it.
+
+One module for every loop of the product -- the library strategies, the agent's offline policy,
+the graph tool and the benchmark strategies all walk through here:
+
+- :class:`Budget` is the hard cap on searches; spending past it raises :class:`BudgetExceeded`;
+- :class:`Frontier` is a best-first queue of what to look up next, ties in discovery order (so
+  equal scores walk breadth-first, as the chapter's loop does);
+- :func:`reach` walks relation edges (facts) breadth-first from a start entity to the first
+  entity holding the goal relation;
+- :func:`bridge_walk` walks prose: each read passage's bridge entities become the next queries.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Callable, Generic, Hashable, Iterable, Protocol, Sequence, TypeVar
+
+from .entities import is_name, norm
+from .read import FactTable
+from .search import View
+from .tokens import content
+
+K = TypeVar("K", bound=Hashable)
+T = TypeVar("T")
+Edge = tuple[str, str, str, str]  # (subject, relation, object, doc_id)
+
+
+class BudgetExceeded(RuntimeError):
+    """A walk asked for more searches than its budget allows."""
+
+
+@dataclass
+class Budget:
+    """The hard cap on searches for one question, and how much of it is spent."""
+
+    limit: int
+    used: int = 0
+
+    @property
+    def remaining(self) -> int:
+        return max(self.limit - self.used, 0)
+
+    @property
+    def exhausted(self) -> bool:
+        return self.used >= self.limit
+
+    def spend(self) -> None:
+        """Account for one search; refuse it (raise) once the cap is reached."""
+        if self.exhausted:
+            raise BudgetExceeded(f"search budget of {self.limit} exhausted")
+        self.used += 1
+
+
+class Frontier(Generic[K, T]):
+    """Best-first queue of keys to explore, each explored at most once.
+
+    Offering a queued key again only raises its score; ties pop in first-offered order.
+    """
+
+    def __init__(self) -> None:
+        self._queued: dict[K, tuple[float, T]] = {}
+        self.done: set[K] = set()
+
+    def offer(self, key: K, item: T, score: float = 0.0) -> bool:
+        """Queue ``key`` (or raise its score); ``False`` if it was explored or already better queued."""
+        if key in self.done or (key in self._queued and score <= self._queued[key][0]):
+            return False
+        self._queued[key] = (score, item)
+        return True
+
+    def pop(self) -> tuple[K, T]:
+        key = max(self._queued, key=lambda x: self._queued[x][0])
+        _, item = self._queued.pop(key)
+        self.done.add(key)
+        return key, item
+
+    def score(self, key: K) -> float | None:
+        entry = self._queued.get(key)
+        return entry[0] if entry else None
+
+    def __bool__(self) -> bool:
+        return bool(self._queued)
+
+
+# --- relation walks (facts) -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reach:
+    """Where a relation walk got: the first entity holding the goal, the path there, and its goal edges.
+
+    ``order`` lists every entity discovered, breadth-first -- the candidates for the next gap.
+    """
+
+    entity: str | None
+    path: tuple[Edge, ...]
+    goals: tuple[Edge, ...]
+    order: tuple[str, ...]
+
+
+def reach(start: str, goal: str, out: Callable[[str], Sequence[Edge]], max_hops: int | None = None) -> Reach:
+    """Breadth-first from ``start`` along ``out`` edges to the first entity with a ``goal`` edge.
+
+    Paths hold at most ``max_hops`` edges, the goal edge included (``None``: unbounded).
+    """
+    frontier: Frontier[str, tuple[Edge, ...]] = Frontier()
+    frontier.offer(start, ())
+    order = [start]
+    while frontier:
+        entity, path = frontier.pop()
+        edges = out(entity)
+        goals = tuple(e for e in edges if e[1] == goal)
+        if goals:
+            return Reach(entity, path, goals, tuple(order))
+        if max_hops is not None and len(path) + 1 >= max_hops:
+            continue
+        for e in edges:
+            if frontier.offer(e[2], path + (e,)):  # each entity is queued once: first path wins
+                order.append(e[2])
+    return Reach(None, (), (), tuple(order))
+
+
+def edges_of(facts: Iterable[tuple[str, Sequence[Sequence[str]]]]) -> Callable[[str], list[Edge]]:
+    """``out`` for :func:`reach` over ``(doc_id, triples)`` pairs, edges in document order."""
+    by_subject: dict[str, list[Edge]] = defaultdict(list)
+    for doc_id, triples in facts:
+        for s, r, o in triples:
+            by_subject[s].append((s, r, o, doc_id))
+    return lambda entity: by_subject.get(entity, [])
+
+
+def edges_of_table(table: FactTable) -> Callable[[str], list[Edge]]:
+    """``out`` for :func:`reach` over a fact table, edges in table order."""
+    by_subject: dict[str, list[Edge]] = defaultdict(list)
+    for (s, r), found in table.items():
+        by_subject[s] += [(s, r, o, doc_id) for o, doc_id in found]
+    return lambda entity: by_subject.get(entity, [])
+
+
+def is_entity(name: str) -> bool:
+    """A discovered object worth searching for in a relation walk: one capitalised token (the chapter's rule)."""
+    return len(name.split()) == 1 and name[:1].isupper()
+
+
+# --- bridge walks (prose) ---------------------------------------------------------------------
+
+
+class Passage(Protocol):
+    id: str
+    title: str
+    text: str
+
+
+Search = Callable[[str, int], Sequence[Passage]]
+
+
+def bridges(question: str, read: Sequence[Passage], view: View, skip: set[str],
+            named: str = "") -> dict[str, tuple[float, str]]:
+    """Entities of the passages just read that could lead to the next hop: ``key -> (score, name)``.
+
+    A bridge is a proper name absent from the question (and from ``named``, the entity that led
+    here), that at least one other passage of the caller's view mentions; its score is how much of
+    the question the triple or sentence stating it covers (IDF-weighted), discounted by the
+    passage's rank: "Journal of Psychotherapy Integration -- published by -> American Psychological Association".
+    """
+    asked = set(content(question))
+    old = asked | set(content(named))
+    best: dict[str, tuple[float, str]] = {}
+    for rank, passage in enumerate(read):
+        for surface, context in view.entities.units(passage.id):
+            key = norm(surface)
+            if key in skip or not is_name(surface) or not set(content(surface)) - old:
+                continue
+            if view.entities.spread_of(surface) < 2:
+                continue
+            score = sum(view.idf.get(t, 0.0) for t in set(content(context)) & asked) / (1 + rank)
+            if key not in best or score > best[key][0]:
+                best[key] = (score, surface)
+    return best
+
+
+def residual(question: str, read: Sequence[Passage]) -> str:
+    """The question's content words the passages read so far do not contain: what is still asked."""
+    seen = {t for p in read for t in content(f"{p.title} {p.text}")}
+    return " ".join(t for t in content(question) if t not in seen)
+
+
+def fuse(lists: Sequence[Sequence[str]], c: int = 60) -> list[str]:
+    """Each search's best passage not yet taken (one per hop, in search order), then the rest by
+    reciprocal-rank fusion. Plain RRF interleaves a hop's runners-up ahead of the next hop's answer."""
+    head: list[str] = []
+    for ranked in lists:
+        new = next((i for i in ranked if i not in head), None)
+        if new is not None:
+            head.append(new)
+    rrf: dict[str, float] = defaultdict(float)
+    for ranked in lists:
+        for r, i in enumerate(ranked):
+            rrf[i] += 1 / (c + r + 1)
+    return head + sorted((i for i in rrf if i not in head), key=lambda i: -rrf[i])
+
+
+@dataclass
+class Hop:
+    """One search of a bridge walk: the entity that led to it, its query, and what it returned."""
+
+    entity: str | None
+    query: str
+    results: list[str]
+    read: str | None = None  # the new passage this hop took
+
+
+@dataclass
+class BridgeWalk:
+    """A bridge walk's outcome: the fused ranking, and every hop in the order it was searched."""
+
+    ranked: list[str]
+    hops: list[Hop] = field(default_factory=list)
+    chains: dict[str, list[str]] = field(default_factory=dict)  # passage id -> the passages that led to it
+
+
+def bridge_walk(question: str, search: Search, view: View, budget: Budget, k: int = 10, read: int = 2,
+                discount: float = 0.5) -> BridgeWalk:
+    """The chapter's loop (section 15.3) on prose, without an LLM: each read chooses the next query.
+
+    Search the question and read the top ``read`` passages: their bridge entities form a
+    frontier. While budget remains, search the best frontier entity together with the part of the
+    question its chain of passages leaves unexplained, read the best new passage, and add its own
+    bridges (scores times ``discount`` per hop). A best-first frontier lets a strong second
+    candidate of the first hop (a hedge) compete with the next hop of a chain.
+    """
+    budget.spend()
+    first = list(search(question, k))
+    walk = BridgeWalk([], [Hop(None, question, [p.id for p in first], first[0].id if first else None)])
+    start = first[:1]
+    frontier: Frontier[str, tuple[str, list[Passage]]] = Frontier()
+    for key, (score, name) in bridges(question, first[:read], view, set()).items():
+        frontier.offer(key, (name, start), score)
+    while frontier and not budget.exhausted:
+        _, (name, chain) = frontier.pop()
+        query = f"{name} {residual(question, chain)}"
+        budget.spend()
+        hits = list(search(query, k))
+        hop = Hop(name, query, [p.id for p in hits])
+        walk.hops.append(hop)
+        seen = {p.id for p in chain}
+        new = next((p for p in hits if p.id not in seen), None)
+        if new is None:
+            continue
+        hop.read = new.id
+        walk.chains.setdefault(new.id, [p.id for p in chain])
+        for nxt, (score, onward) in bridges(question, [new], view, frontier.done, named=name).items():
+            frontier.offer(nxt, (onward, chain + [new]), discount * score)
+    walk.ranked = fuse([h.results for h in walk.hops])
+    return walk
