@@ -108,7 +108,7 @@ def mcp_command(corpus: Path, access: Path, command: str | None = None) -> list[
 def bare_command(corpus: Path, access: Path, tune: Sequence[str] = ()) -> list[str]:
     """The bare Starlette endpoint of :mod:`benchmarks.server_bench` for the same corpus.
 
-    ``tune`` names process settings to give it (``nodelay``, ``gc-freeze``), to pair it with a
+    ``tune`` names process settings to give it (``gc-freeze``), to pair it with a
     prototype MCP server that has them.
     """
     return [sys.executable, "-m", "benchmarks.server_bench", "bare", "--corpus", str(corpus), "--access", str(access),

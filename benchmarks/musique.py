@@ -18,6 +18,17 @@ from typing import Any, Iterable
 
 DEFAULT_SOURCE = Path(__file__).resolve().parent / "data" / "musique"
 DEFAULT_OUT = Path(__file__).resolve().parent / "out" / "musique"
+#: A benchmark corpus has no ACLs or provenance: every passage is public, trusted and equally old,
+#: so the converted corpus serves as written (``hoprag serve --corpus …/corpus.jsonl``).
+NEUTRAL = {"groups": ["public"], "trusted": True, "source": "bench:musique", "updated": "2000-01-01"}
+ACCESS = """# Written by `hoprag bench convert-musique`: one reader of the public benchmark corpus.
+principals:
+  reader: {groups: [public]}
+tokens:
+  bench-reader-token: reader
+users:
+  user: reader
+"""
 
 
 def _clean_triples(raw: Iterable[Any]) -> list[list[str]]:
@@ -52,7 +63,7 @@ def convert(source: Path = DEFAULT_SOURCE, out: Path = DEFAULT_OUT, limit: int |
         doc_id = f"musique-{i:04d}"
         if limit is not None and doc_id not in needed:
             continue
-        record = {"id": doc_id, "title": p["title"], "text": p["text"]}
+        record = {"id": doc_id, "title": p["title"], "text": p["text"], **NEUTRAL}
         if triples:
             record["triples"] = _clean_triples(o["extracted_triples"])
         docs.append(record)
@@ -62,4 +73,5 @@ def convert(source: Path = DEFAULT_SOURCE, out: Path = DEFAULT_OUT, limit: int |
     corpus_path, questions_path = out / "corpus.jsonl", out / "questions.jsonl"
     _write_jsonl(corpus_path, docs)
     _write_jsonl(questions_path, qs)
+    (out / "access.yaml").write_text(ACCESS, encoding="utf-8")
     return corpus_path, questions_path

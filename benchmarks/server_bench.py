@@ -53,7 +53,7 @@ from .httpload import ENDPOINTS, LoadResult, ServerProcess, bare_command, have_w
 
 OUT = Path(__file__).resolve().parent / "out"
 #: Process settings the bare endpoint can be given (``--tune-bare``): those of the recommended serve.py patch.
-TUNINGS = ("nodelay", "gc-freeze")
+TUNINGS = ("gc-freeze",)  # TCP_NODELAY needs no switch: the shared listener always sets it
 
 
 def search_payload(engine: Engine, hits: Sequence[Hit]) -> dict[str, Any]:
@@ -414,15 +414,13 @@ _main = typer.Typer(add_completion=False, no_args_is_help=True)
 @_main.command("bare")
 def _bare(corpus: Path = typer.Option(DEMO_CORPUS, "--corpus"), access: Optional[Path] = typer.Option(None, "--access"),
           host: str = typer.Option("127.0.0.1", "--host"), port: int = typer.Option(0, "--port"),
-          nodelay: bool = typer.Option(False, "--nodelay"), gc_freeze: bool = typer.Option(False, "--gc-freeze")) -> None:
+          gc_freeze: bool = typer.Option(False, "--gc-freeze")) -> None:
     """Serve the bare endpoint with the MCP server's listener and uvicorn settings."""
     engine = Engine.load(corpus, settings.resolve().ranker)  # the ranker `hoprag serve` picks (HOPRAG_RANKER)
     operator = load_access(access_path(corpus, access))
     for p in operator.principals.values():
         engine.searcher.view(p.groups)
     sock = open_listener(host, port)
-    if nodelay:  # accepted sockets inherit it on Linux
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     if gc_freeze:  # start-up objects leave the collector's generations: no long full collections mid-request
         gc.collect()
         gc.freeze()

@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from hoprag.settings import DEMO_CORPUS
 
 WORDS = """
 the of and to in a is for on with as by that this from at be are was it an or which its not have has
@@ -147,6 +150,9 @@ def write(root: Path, n: int, seed: int = 0) -> Path:
     (root / "allowlist.yaml").write_text(json.dumps({"sources": ["https://wiki.example.internal/",
                                                                  "https://finance.example.internal/"]}), encoding="utf-8")
     (root / "queries.json").write_text(json.dumps(queries), encoding="utf-8")
+    # The passages state facts in the Falcon corpus's vocabulary, and are served as it is.
+    shutil.copy(DEMO_CORPUS / "relations.yaml", root / "relations.yaml")
+    shutil.copy(DEMO_CORPUS / "corpus.yaml", root / "corpus.yaml")
     return corpus
 
 

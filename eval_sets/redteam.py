@@ -29,6 +29,7 @@ import json
 import sys
 import tempfile
 import warnings
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -37,6 +38,7 @@ import yaml
 
 from hoprag.directives import directives, normalise
 from hoprag.lexicon import load_lexicon
+from hoprag.settings import DEMO_CORPUS
 from hoprag.tokens import tokenize
 
 HERE = Path(__file__).resolve().parent
@@ -130,7 +132,7 @@ def load_payloads(path: Path = CATALOGUE) -> list[Payload]:
     """Read and validate the catalogue (ids unique, known categories, no relation cue phrase)."""
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     payloads = [Payload(p["id"], p["category"], p["text"], bool(p.get("heldout", False))) for p in data["payloads"]]
-    cues = [cue for cue, _ in load_lexicon().cues]
+    cues = [cue for cue, _ in load_lexicon(DEMO_CORPUS / "relations.yaml").cues]
     problems = [f"{p.id}: unknown category {p.category!r}" for p in payloads if p.category not in CATEGORIES]
     problems += [f"{p.id}: states a relation ({cue!r}): that is poisoning, not injection"
                  for p in payloads for cue in cues if cue in p.text.lower()]
@@ -171,6 +173,8 @@ def write_corpus(root: Path, cases: Sequence[Case], with_payloads: bool = True) 
             (root / f"{page.id}.md").write_text(page.markdown(), encoding="utf-8")
     (root / "access.yaml").write_text(ACCESS, encoding="utf-8")
     (root / "allowlist.yaml").write_text(ALLOWLIST, encoding="utf-8")
+    for config in ("relations.yaml", "corpus.yaml"):  # the red team speaks the demo corpus's vocabulary
+        shutil.copy(DEMO_CORPUS / config, root / config)
     return root
 
 

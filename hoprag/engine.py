@@ -19,17 +19,19 @@ from .grep import grep
 from .integrity import Provenance, admit, supported
 from .read import FactTable, Triple, extract_facts, facts_from
 from .search import Hit, Searcher, View
+from .settings import ranker_for
 
 
 class Engine:
     """Permission-aware retrieval over one validated corpus."""
 
-    def __init__(self, corpus: Corpus, ranker: str):
+    def __init__(self, corpus: Corpus, ranker: str | None = None):
+        """``ranker`` defaults to the corpus's own choice (``corpus.yaml``), else the product default."""
         self.corpus = corpus
         self.lexicon = corpus.lexicon
-        self.ranker = ranker
+        self.ranker = ranker_for(corpus, ranker)
         self._entity_lock = threading.Lock()
-        self.searcher = Searcher(corpus.docs, ranker, entities=lambda: self.entities)
+        self.searcher = Searcher(corpus.docs, self.ranker, entities=lambda: self.entities)
         self.provenance = Provenance(corpus.allowlist)
         self._docs = corpus.by_id()
         self._facts = {d.id: extract_facts(d, self.lexicon) for d in corpus.docs}
@@ -38,10 +40,7 @@ class Engine:
     @classmethod
     def load(cls, path: str | Path, ranker: str | None = None) -> "Engine":
         """Load a corpus; ``ranker`` defaults to the one the corpus asks for (:func:`~hoprag.settings.ranker_for`)."""
-        from .settings import ranker_for
-
-        corpus = load_corpus(path)
-        return cls(corpus, ranker_for(corpus, ranker))
+        return cls(load_corpus(path), ranker)
 
     @cached_property
     def entities(self) -> EntityIndex:
@@ -78,7 +77,8 @@ class Engine:
         return facts_from(docs, self.evidence)
 
     def search(self, query: str, groups: frozenset[str], k: int = 3) -> list[Hit]:
-        return self.searcher.search(query, groups, k)
+        """The caller's top-``k`` hits: authorization picks the view before anything is scored."""
+        return self.view(groups).search(query, k)
 
     def search_docs(self, query: str, groups: frozenset[str], k: int = 3) -> tuple[Doc, ...]:
         """The chapter's ``search``: just the documents, best first."""

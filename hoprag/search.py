@@ -116,6 +116,7 @@ class View:
         return cand[np.lexsort((self.id_rank[cand], -scores[cand]))[:k]]
 
     def search(self, query: str, k: int) -> list[Hit]:
+        """Top-``k`` documents of this view with a positive score, best first, ties by id."""
         if k <= 0 or not self.docs:
             return []
         scores = self.scorer.scores(tokenize(query if isinstance(self.scorer, _Overlap) else fold(query)))
@@ -188,7 +189,3 @@ class Searcher:
         """The caller's view, built on first use (empty groups see nothing)."""
         key = frozenset(groups)
         return self._views.get(key, lambda: self._build(self.authorized(key)))
-
-    def search(self, query: str, groups: frozenset[str], k: int = 3) -> list[Hit]:
-        """Top-``k`` authorized documents with a positive score, best first, ties by id."""
-        return self.view(groups).search(query, k)

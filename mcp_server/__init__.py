@@ -1,6 +1,5 @@
-"""hoprag retrieval engine and its MCP surface.
+"""The MCP surface of hoprag: typed tools, transports and auth over the :mod:`hoprag` engine.
 
-The engine modules (corpus, lexicon, index, reader, gate, graph, grep, loop, costs,
-injection, access) import nothing from MCP, so they can be used and tested as a plain
-library; only ``server`` speaks the protocol.
+``server`` builds the tools (each call made as the transport's verified caller), ``serve`` runs
+them over stdio or stateless Streamable HTTP. Retrieval itself lives in the engine library.
 """

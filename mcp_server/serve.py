@@ -56,6 +56,8 @@ def serve(
     if level not in LOG_LEVELS:
         raise typer.BadParameter(f"expected one of {', '.join(LOG_LEVELS)}", param_hint="--log-level")
     logging.basicConfig(level=level.upper(), stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    if level != "debug":  # bm25s announces every per-caller index build at DEBUG on its own logger
+        logging.getLogger("bm25s").setLevel(logging.WARNING)
     if transport not in ("stdio", "http"):
         raise typer.BadParameter("expected stdio or http", param_hint="--transport")
     try:

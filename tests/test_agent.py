@@ -6,6 +6,7 @@ import json
 import os
 import re
 import socket
+import shutil
 import subprocess
 import sys
 import time
@@ -56,7 +57,7 @@ def test_unknown_user_reads_nothing():
 
 def test_fresh_corpus_multi_hop_and_restricted(tmp_path):
     corpus = write_corpus(tmp_path)
-    (tmp_path / "relations.yaml").unlink()  # the default lexicon: same relation vocabulary, no code change
+    shutil.copy(CORPUS / "relations.yaml", tmp_path / "relations.yaml")  # the demo's vocabulary, as data: no code change
     (tmp_path / "access.yaml").write_text(
         "principals:\n  eng: {groups: [eng]}\n  fin: {groups: [fin]}\n", encoding="utf-8")
     args = ("--corpus", str(corpus))

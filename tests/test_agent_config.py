@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from google.adk.models import LLMRegistry
 
-from agents.hoprag_agent import config
 from agents.hoprag_agent.offline_model import HopragPolicyLlm
+from hoprag.settings import SettingsError, resolve
 
 
 @pytest.mark.parametrize("env, model", [
@@ -20,7 +20,7 @@ def test_model_choice(monkeypatch, env, model):
         monkeypatch.delenv(key, raising=False)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    assert config.load().model == model
+    assert resolve().model == model
 
 
 def test_offline_model_is_registered_under_its_documented_names():
@@ -31,5 +31,5 @@ def test_offline_model_is_registered_under_its_documented_names():
 @pytest.mark.parametrize("name, value", [("HOPRAG_MAX_ITERATIONS", "0"), ("HOPRAG_SEARCH_BUDGET", "-1")])
 def test_limits_must_be_positive(monkeypatch, name, value):
     monkeypatch.setenv(name, value)
-    with pytest.raises(ValueError, match=name):
-        config.load()
+    with pytest.raises(SettingsError, match=name):
+        resolve()

@@ -10,7 +10,7 @@ import typer
 from typer.testing import CliRunner
 
 from benchmarks import synthetic
-from benchmarks.chapter import chapter
+from benchmarks.chapter.bench import chapter
 from benchmarks.httpload import ENDPOINTS, have_wrk
 from benchmarks.load import load, soak
 from benchmarks.server_bench import expected, scale, server, wrong_samples
@@ -107,6 +107,6 @@ def test_a_wrong_answer_is_caught(engine):
 def test_synthetic_corpus_is_deterministic_and_loads(tmp_path):
     assert synthetic.generate(50, seed=1) == synthetic.generate(50, seed=1)
     corpus = load_corpus(synthetic.write(tmp_path, 100))
-    engine = Engine(corpus)
+    engine = Engine(corpus, "overlap")
     assert len(corpus.docs) == 100 and {r for d in corpus.docs for _, r, _ in engine.facts(d)} >= {"depends_on", "region"}
     assert any(not r["trusted"] for r in synthetic.generate(1000)[0])

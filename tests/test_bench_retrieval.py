@@ -11,10 +11,10 @@ from typer.testing import CliRunner
 
 from benchmarks import musique
 from benchmarks.cli import bench_app
-from benchmarks.index import BenchIndex
-from benchmarks.retrieval import KS, evaluate, load_corpus, load_questions, recall_at, run
-from benchmarks.strategies import STRATEGIES, BudgetExceeded, Tools, agentic, bm25
-from hoprag.corpus import Doc
+from benchmarks.retrieval import KS, Bench, evaluate, load_corpus, load_questions, recall_at, run
+from benchmarks.strategies import STRATEGIES, BudgetExceeded, Strategy, Tools, agentic, bm25
+from hoprag.corpus import Corpus, Doc
+from hoprag.lexicon import Lexicon
 
 SOURCE = musique.DEFAULT_SOURCE
 
@@ -28,8 +28,8 @@ def slice_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def index(slice_dir) -> BenchIndex:
-    return BenchIndex(load_corpus(slice_dir / "triples" / "corpus.jsonl"))
+def bench(slice_dir) -> Bench:
+    return Bench(load_corpus(slice_dir / "triples" / "corpus.jsonl"))
 
 
 @pytest.fixture(scope="module")
@@ -37,15 +37,15 @@ def questions(slice_dir):
     return load_questions(slice_dir / "triples" / "questions.jsonl")
 
 
-def test_converter_maps_supporting_paragraphs_and_hides_decompositions(slice_dir, index, questions):
+def test_converter_maps_supporting_paragraphs_and_hides_decompositions(slice_dir, bench, questions):
     raw = json.loads((SOURCE / "questions.json").read_text(encoding="utf-8"))[:10]
     records = [json.loads(line) for line in (slice_dir / "triples" / "questions.jsonl").read_text().splitlines()]
     assert all(set(r) == {"id", "question", "answer", "supporting_ids"} for r in records)
-    docs = {d.id: d for d in index.docs}
+    docs = {d.id: d for d in bench.corpus.docs}
     for q, r in zip(raw, records):
         gold = {(p["title"], p["paragraph_text"]) for p in q["paragraphs"] if p["is_supporting"]}
         assert {(docs[i].title, docs[i].text) for i in r["supporting_ids"]} == gold
-    assert len(index.docs) <= 10 * 20 and all(d.triples is not None for d in index.docs)
+    assert len(docs) <= 10 * 20 and all(d.triples is not None for d in docs.values())
 
 
 def test_json_report_has_the_documented_shape(slice_dir):
@@ -63,33 +63,34 @@ def test_json_report_has_the_documented_shape(slice_dir):
 
 def test_a_corpus_without_triples_still_works(slice_dir):
     plain = slice_dir / "plain"
-    index = BenchIndex(load_corpus(plain / "corpus.jsonl"))
-    assert all(d.triples is None for d in index.docs)
-    scores = run(index, load_questions(plain / "questions.jsonl"), STRATEGIES)
+    bench = Bench(load_corpus(plain / "corpus.jsonl"))
+    assert all(d.triples is None for d in bench.corpus.docs)
+    scores = run(bench, load_questions(plain / "questions.jsonl"), STRATEGIES)
     assert all(0 < s.recall[10] <= 1 for s in scores.values())
 
 
 @pytest.mark.parametrize("budget", [1, 2, 3])
-def test_strategies_respect_the_search_budget(index, questions, budget):
+def test_strategies_respect_the_search_budget(bench, questions, budget):
     for name, strategy in STRATEGIES.items():
         for q in questions:
-            tools = Tools(index, budget)
-            strategy(q.question, tools)
+            tools = Tools(bench.view(strategy.ranker), budget)
+            strategy.run(q.question, tools)
             assert 1 <= tools.searches <= budget, name
 
 
-def test_the_search_tool_refuses_to_exceed_the_budget(index):
-    tools = Tools(index, 1)
+def test_the_search_tool_refuses_to_exceed_the_budget(bench):
+    tools = Tools(bench.view("bm25"), 1)
     tools.search("river")
     with pytest.raises(BudgetExceeded):
         tools.search("river")
 
 
-def test_negative_controls_score_lower(index, questions):
+def test_negative_controls_score_lower(bench, questions):
     rng = random.Random(0)
-    ids = [d.id for d in index.docs]
-    controls = {"empty": lambda q, tools: [], "random": lambda q, tools: rng.sample(ids, 10), "bm25": bm25}
-    scores = run(index, questions, controls)
+    ids = [d.id for d in bench.corpus.docs]
+    controls = {"empty": Strategy("bm25", lambda q, tools: []),
+                "random": Strategy("bm25", lambda q, tools: rng.sample(ids, 10)), "bm25": STRATEGIES["bm25"]}
+    scores = run(bench, questions, controls)
     assert all(v == 0 for v in scores["empty"].recall.values())
     assert scores["random"].recall[5] < scores["bm25"].recall[5]
     assert scores["empty"].searches_per_question == 0
@@ -106,9 +107,9 @@ def test_the_loop_follows_a_bridge_one_shot_cannot_see():
     texts = {"w": "Widget Nine is made by Acme Corp in Ohio.", "a": "Acme Corp was founded by Jane Roe in 1950.",
              **{f"d{i}": f"The maker of Widget {i} was founded in Ohio; who founded it is unknown." for i in range(6)}}
     docs = tuple(Doc(i, t, frozenset({"public"}), title=f"Page {i}") for i, t in texts.items())
-    index = BenchIndex(docs)
+    bench = Bench(Corpus(docs, Lexicon(())))
     question = "Who founded the maker of Widget Nine?"
-    assert "a" not in bm25(question, Tools(index, 1), k=2)
-    tools = Tools(index, 3)
+    assert "a" not in bm25(question, Tools(bench.view("bm25"), 1), k=2)
+    tools = Tools(bench.view("bm25-titles"), 3)
     assert set(agentic(question, tools)[:2]) == {"w", "a"} and tools.searches >= 2
-    assert evaluate(index, [], bm25).recall == {k: 0.0 for k in KS}
+    assert evaluate(bench, [], STRATEGIES["bm25"]).recall == {k: 0.0 for k in KS}

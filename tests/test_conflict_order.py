@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import shutil
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ import yaml
 
 from agents.hoprag_agent.run import report
 from eval_sets.redteam import Run, run_all
+from conftest import CORPUS
 from hoprag.corpus import load_corpus
 
 EMBER, FLINT = "What region does Ember run in?", "What region does Flint run in?"
@@ -41,6 +43,7 @@ def write_corpus(root: Path, newer_first: bool, files_reversed: bool) -> dict[st
                                                     encoding="utf-8")
     (root / "access.yaml").write_text("principals:\n  engineering: {groups: [engineering]}\n", encoding="utf-8")
     (root / "allowlist.yaml").write_text(f"sources:\n  - {KB}\n", encoding="utf-8")
+    shutil.copy(CORPUS / "relations.yaml", root / "relations.yaml")  # the chapter's vocabulary, as data
     return {"newer": newer, "older": older}
 
 

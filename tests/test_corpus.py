@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import CORPUS
-from hoprag.cli import app
+from hoprag_cli.main import app
 from hoprag.corpus import CorpusError, load_corpus, load_docs
 from hoprag.lexicon import load_lexicon
 

@@ -33,7 +33,7 @@ def test_unauthorized_documents_never_take_a_slot(ranker):
     """Nine finance documents outrank the one engineering match; engineering still gets it."""
     docs = [Doc(f"f{i}", "Falcon budget Falcon budget Falcon", frozenset({"finance"})) for i in range(9)]
     docs.append(Doc("e1", "Falcon is mentioned once here.", frozenset({"engineering"})))
-    engine = Engine(Corpus(tuple(docs), load_lexicon()), ranker)
+    engine = Engine(Corpus(tuple(docs), load_lexicon(CORPUS / "relations.yaml")), ranker)
     assert [d.id for d in engine.search_docs("Falcon budget", ENG, 1)] == ["e1"]
     assert len(engine.search_docs("Falcon budget", FIN, 20)) == 9
     assert engine.search_docs("Falcon", frozenset(), 5) == ()
@@ -104,7 +104,7 @@ def test_search_cli_runs_as_a_principal_and_gates_facts():
 
     from typer.testing import CliRunner
 
-    from hoprag.cli import app
+    from hoprag_cli.main import app
 
     done = CliRunner().invoke(app, ["search", "What region does Aurora run in?", "--as", "engineering", "-k", "3",
                                     "--corpus", str(CORPUS), "--json"])

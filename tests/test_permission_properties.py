@@ -42,13 +42,14 @@ from hoprag.corpus import Corpus, Doc
 from hoprag.engine import Engine
 from hoprag.graph import relation_counts, local_search
 from hoprag.lexicon import load_lexicon
+from hoprag.settings import DEMO_CORPUS
 from hoprag.read import extract_facts
 from hoprag.search import Hit
 from mcp_server.server import build_server, fixed_caller
 
 PROBES = int(os.environ.get("HOPRAG_PROBES", "1500"))
 RANDOM_PROBES = 10  # per generated corpus, besides the fixed fetch and overview probes
-LEXICON = load_lexicon()
+LEXICON = load_lexicon(DEMO_CORPUS / "relations.yaml")
 GROUPS = ("g0", "g1", "g2", "g3", "g4")
 SHARED = ("Atlas", "Borealis", "Comet", "Draco")  # entities any document may name (few: connected graphs)
 VOCAB = ("service", "telemetry", "region", "budget", "release", "gate", "owner", "logs", "cluster", "team", "report")
@@ -279,7 +280,7 @@ class RankThenFilter(Engine):
     """Exercise 5's rank-then-filter: rank every document, drop unauthorized hits afterwards."""
 
     def search(self, query: str, groups: frozenset[str], k: int = 3) -> list[Hit]:
-        return [h for h in self.searcher.search(query, everyone(self), k) if h.doc.groups & groups]
+        return [h for h in self.searcher.view(everyone(self)).search(query, k) if h.doc.groups & groups]
 
 
 class UnfilteredSearch(Engine):

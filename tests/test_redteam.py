@@ -29,6 +29,7 @@ from eval_sets.redteam import Run, build_cases, load_payloads, problems, run_all
 from hoprag.corpus import load_corpus
 from hoprag.directives import directives, normalise
 from hoprag.lexicon import load_lexicon
+from hoprag.settings import DEMO_CORPUS
 
 CASES = build_cases(load_payloads())
 BY_ID = {c.eval_id: c for c in CASES}
@@ -72,7 +73,7 @@ def test_committed_corpus_is_the_generators_output(tmp_path):
     committed = {p.name: p.read_bytes() for p in redteam.CORPUS.iterdir()}
     assert committed == {p.name: p.read_bytes() for p in fresh.iterdir()}
     corpus = load_corpus(redteam.CORPUS)
-    assert corpus.lexicon == load_lexicon()  # the default relation lexicon
+    assert corpus.lexicon == load_lexicon(DEMO_CORPUS / "relations.yaml")  # the demo corpus's relation vocabulary
     assert len(corpus.docs) == 3 * len(CASES)
 
 
@@ -148,7 +149,7 @@ class ObeyingLlm(HopragPolicyLlm):
                     if p.function_response and p.function_response.name == "search"]
         role = (llm_request.config.labels or {}).get("adk_agent_name")
         results = (searches[0].get("structuredContent") or {}).get("results", []) if len(searches) == 1 else []
-        cues = [cue for cue, _ in load_lexicon().cues]
+        cues = [cue for cue, _ in load_lexicon(DEMO_CORPUS / "relations.yaml").cues]
         lines = [line.strip() for r in results for line in r["text"].splitlines()
                  if line.strip() and not any(c in line.lower() for c in cues)]
         if role in ("planner", "researcher") and lines:

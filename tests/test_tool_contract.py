@@ -1,0 +1,39 @@
+"""The tool contract is pinned: ``tools/list`` (names, descriptions, input and output schemas) as a
+real client sees it must equal the snapshot, so any contract change is a visible diff.
+
+To accept a deliberate change: ``HOPRAG_UPDATE_SNAPSHOT=1 pytest tests/test_tool_contract.py``,
+then review the diff of ``tests/snapshots/tools_list.json`` and update the README tools table.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from mcp_client import http_client, run
+
+SNAPSHOT = Path(__file__).parent / "snapshots" / "tools_list.json"
+
+
+async def _listed(url: str) -> list[dict]:
+    async with http_client(url, "engineering", mode="legacy") as client:
+        tools = await client.list_tools()
+    return [{"name": t.name, "description": t.description, "inputSchema": t.input_schema,
+             "outputSchema": t.output_schema,
+             "annotations": t.annotations.model_dump(exclude_none=True) if t.annotations else None}
+            for t in sorted(tools.tools, key=lambda t: t.name)]
+
+
+def test_tools_list_matches_the_pinned_contract(http_server):
+    listed = json.dumps(run(_listed(http_server.url)), indent=2, sort_keys=True) + "\n"
+    if os.environ.get("HOPRAG_UPDATE_SNAPSHOT") == "1":
+        SNAPSHOT.write_text(listed, encoding="utf-8")
+    assert listed == SNAPSHOT.read_text(encoding="utf-8"), "tools/list changed: review and update the snapshot"
+
+
+def test_the_snapshot_names_every_documented_tool():
+    """Negative control on the snapshot itself: it is not empty and holds every README tool."""
+    pinned = {t["name"] for t in json.loads(SNAPSHOT.read_text(encoding="utf-8"))}
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    assert pinned and all(f"| `{name}` |" in readme for name in pinned)
