@@ -4,7 +4,7 @@ A synthetic corpus spreads every topic's documents evenly over ``1/f`` groups; t
 group, so a fraction ``f`` of each topic is theirs (1 in 10 by default) and every topic holds 10
 documents the caller may read, whatever ``f``. Each topic is queried by its signature words.
 *Filter-before-rank* is the engine's search (the caller's own view and index,
-:mod:`mcp_server.search`); *rank-then-filter* ranks every document to a depth and drops the
+:mod:`hoprag.search`); *rank-then-filter* ranks every document to a depth and drops the
 unauthorized ones afterwards. Authorized recall at depth d = relevant authorized documents
 returned in the top d / all relevant authorized documents.
 

@@ -19,7 +19,7 @@ from .grep import grep
 from .integrity import Provenance, admit, supported
 from .read import FactTable, Triple, extract_facts, facts_from
 from .search import Hit, Searcher, View
-from .settings import ranker_for
+from .settings import Settings, ranker_for
 
 
 class Engine:
@@ -41,6 +41,11 @@ class Engine:
     def load(cls, path: str | Path, ranker: str | None = None) -> "Engine":
         """Load a corpus; ``ranker`` defaults to the one the corpus asks for (:func:`~hoprag.settings.ranker_for`)."""
         return cls(load_corpus(path), ranker)
+
+    @classmethod
+    def open(cls, settings: Settings) -> "Engine":
+        """The engine resolved settings name: their corpus, served with their (or the corpus's) ranker."""
+        return cls.load(settings.corpus, settings.ranker)
 
     @cached_property
     def entities(self) -> EntityIndex:

@@ -19,13 +19,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping
+from typing import Mapping
 
 from .access import Access, AccessError, load_access
 from .corpus import Corpus
-
-if TYPE_CHECKING:
-    from .engine import Engine
 
 #: The best LLM-free ranker measured on real multi-hop prose (benchmarks/RESULTS.md); a corpus
 #: asks for another in its ``corpus.yaml`` (the Falcon corpus asks for the chapter's ``overlap``).
@@ -110,11 +107,3 @@ def load_operator_access(settings: Settings) -> Access:
         raise AccessError(f"no access file at {path}: pass --access FILE or put access.yaml beside the corpus")
     return load_access(path)
 
-
-def load_engine(settings: Settings) -> "Engine":
-    """Load the corpus these settings name, served with :func:`ranker_for` its ranker."""
-    from .corpus import load_corpus
-    from .engine import Engine
-
-    corpus = load_corpus(settings.corpus)
-    return Engine(corpus, ranker_for(corpus, settings.ranker))

@@ -29,7 +29,7 @@ def fail(message: str) -> None:
 
 def open_engine(resolved: settings.Settings) -> Engine:
     try:
-        return settings.load_engine(resolved)
+        return Engine.open(resolved)
     except (CorpusError, ValueError) as exc:
         fail(str(exc))
         raise  # unreachable; keeps type checkers honest

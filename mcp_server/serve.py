@@ -20,6 +20,7 @@ import uvicorn
 from hoprag import settings
 from hoprag.access import AccessError
 from hoprag.corpus import CorpusError
+from hoprag.engine import Engine
 from hoprag.search import RANKERS
 
 from .server import build_server, fixed_caller, http_app, http_caller
@@ -62,7 +63,7 @@ def serve(
         raise typer.BadParameter("expected stdio or http", param_hint="--transport")
     try:
         resolved = settings.resolve(corpus=corpus, access=access, ranker=ranker)
-        engine = settings.load_engine(resolved)
+        engine = Engine.open(resolved)
         operator = settings.load_operator_access(resolved)
         if transport == "stdio":
             if not principal:

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conftest import ROOT
+from conftest import CORPUS, ROOT
 from test_unseen_corpus import write_corpus
 
 BIN = Path(sys.executable).parent
@@ -57,7 +57,8 @@ def test_unknown_user_reads_nothing():
 
 def test_fresh_corpus_multi_hop_and_restricted(tmp_path):
     corpus = write_corpus(tmp_path)
-    shutil.copy(CORPUS / "relations.yaml", tmp_path / "relations.yaml")  # the demo's vocabulary, as data: no code change
+    for config in ("relations.yaml", "corpus.yaml"):  # the demo's vocabulary and ranker, as data: no code change
+        shutil.copy(CORPUS / config, tmp_path / config)
     (tmp_path / "access.yaml").write_text(
         "principals:\n  eng: {groups: [eng]}\n  fin: {groups: [fin]}\n", encoding="utf-8")
     args = ("--corpus", str(corpus))
