@@ -11,14 +11,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Sequence
 
-from .cache import Lru
+from .cache import Derived, Lru
 from .corpus import Corpus, Doc, load_corpus
 from .entities import EntityIndex
 from .graph import Graph, build_graph
 from .grep import grep
 from .integrity import Provenance, admit, supported
 from .read import FactTable, Triple, extract_facts, facts_from
-from .search import Hit, Searcher, View, ViewCache
+from .search import Hit, Searcher, View
 from .settings import Settings, ranker_for
 
 if TYPE_CHECKING:
@@ -29,13 +29,15 @@ class Engine:
     """Permission-aware retrieval over one validated corpus."""
 
     def __init__(self, corpus: Corpus, ranker: str | None = None, facts: Mapping[str, tuple[Triple, ...]] | None = None,
-                 cache: ViewCache | None = None, generation: int = 0):
+                 cache: Derived | None = None, generation: int = 0):
         """``ranker`` defaults to the corpus's own choice (``corpus.yaml``), else the product default;
-        ``facts`` and ``cache`` (built views) are derived data a store persisted (:meth:`from_snapshot`)."""
+        ``facts`` and ``cache`` (built views, the entity index) are derived data a store persisted
+        (:meth:`from_snapshot`)."""
         self.corpus = corpus
         self.lexicon = corpus.lexicon
         self.ranker = ranker_for(corpus, ranker)
         self.generation = generation
+        self.cache = cache
         self._entity_lock = threading.Lock()
         self.searcher = Searcher(corpus.docs, self.ranker, entities=lambda: self.entities, cache=cache)
         self.provenance = Provenance(corpus.allowlist)
@@ -52,7 +54,7 @@ class Engine:
         """An engine over one generation of a store, reusing the facts and views it persisted."""
         cfg = snapshot.config
         corpus = Corpus(snapshot.docs, cfg.lexicon, None, cfg.allowlist, cfg.ranker)
-        return cls(corpus, ranker, snapshot.facts, snapshot.views, snapshot.generation)
+        return cls(corpus, ranker, snapshot.facts, snapshot.derived, snapshot.generation)
 
     @classmethod
     def load(cls, path: str | Path, ranker: str | None = None) -> "Engine":
@@ -74,7 +76,13 @@ class Engine:
     def entities(self) -> EntityIndex:
         """The corpus-wide entity vocabulary and mentions, built on first use (prose rankers and walks)."""
         with self._entity_lock:
-            return EntityIndex(self.docs, self.lexicon)
+            blob = self.cache.load("entities", "") if self.cache else None
+            if blob is not None:
+                return EntityIndex.from_bytes(self.docs, self.lexicon, blob)
+            index = EntityIndex(self.docs, self.lexicon)
+            if self.cache:
+                self.cache.save("entities", "", index.to_bytes())
+            return index
 
     def view(self, groups: frozenset[str]) -> View:
         """The caller's view: their documents, ranker, IDF and entity graph."""

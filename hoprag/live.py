@@ -34,8 +34,11 @@ class Live:
         self._thread: threading.Thread | None = None
 
     def _build(self) -> Engine:
+        """A complete engine: warmed, and its entity index loaded (or built and saved), so no request
+        after a swap pays for a build."""
         engine = Engine.from_snapshot(self._store.snapshot(), self.ranker)
         self.warm(engine)
+        engine.entities  # noqa: B018 - a cached property: load or build it now
         return engine
 
     def current(self) -> Engine:

@@ -22,13 +22,13 @@ import math
 from array import array
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable, Protocol, Sequence
+from typing import Callable, Sequence
 
 import bm25s
 import numpy as np
 from scipy import sparse
 
-from .cache import Lru
+from .cache import Derived, Lru
 from .corpus import Doc
 from .entities import EntityIndex, EntityView
 from .lexicon import Lexicon
@@ -178,19 +178,11 @@ def _counts(docs: Sequence[Doc]) -> tuple[dict[str, int], sparse.csr_matrix]:
     return vocab, matrix
 
 
-class ViewCache(Protocol):
-    """Where built BM25 views persist between processes (a store, per generation and group set)."""
-
-    def load_view(self, ranker: str, groups: frozenset[str]) -> bytes | None: ...
-
-    def save_view(self, ranker: str, groups: frozenset[str], blob: bytes) -> None: ...
-
-
 class Searcher:
     """Builds and caches one :class:`View` per distinct caller group set."""
 
     def __init__(self, docs: Sequence[Doc], ranker: str = "overlap", max_views: int = 64,
-                 entities: Callable[[], EntityIndex] | None = None, cache: ViewCache | None = None):
+                 entities: Callable[[], EntityIndex] | None = None, cache: Derived | None = None):
         """``cache``: persisted BM25 views (a store's), read before building and written after."""
         if ranker not in RANKERS:
             raise ValueError(f"unknown ranker {ranker!r}; choose one of {', '.join(RANKERS)}")
@@ -217,13 +209,14 @@ class Searcher:
         elif self.ranker == "overlap":
             scorer = _Overlap(self._matrix[rows].tocsc(), self._vocab)
         else:
-            blob = self.cache.load_view(self.ranker, groups) if self.cache else None
+            key = json.dumps(sorted(groups))
+            blob = self.cache.load(f"view:{self.ranker}", key) if self.cache else None
             if blob is not None:
                 scorer = _BM25.from_bytes(blob)
             else:
                 scorer = _BM25([self._tokens[i] for i in rows])
                 if self.cache:
-                    self.cache.save_view(self.ranker, groups, scorer.to_bytes())
+                    self.cache.save(f"view:{self.ranker}", key, scorer.to_bytes())
         return View(docs, rows, scorer, self.ranker == "bm25-titles", self._entities)
 
     def view(self, groups: frozenset[str]) -> View:

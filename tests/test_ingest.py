@@ -265,13 +265,19 @@ def test_persisted_views_rank_exactly_as_built_ones_and_go_with_the_generation(t
     queries = ("Basalt region", "Heron team", "pager rotation Quill", "zz-upload-9")
     built = engine_of(db, "bm25")
     expected = {q: [(h.doc.id, h.score) for h in built.search(q, ENG, 5)] for q in queries}
+    built.entities  # noqa: B018 - built (and saved) on first use
     store = open_store(db)
-    blob = store.load_view(store.generation(), "bm25", ENG)
-    assert blob is not None  # the first engine saved its view
+    key = '["engineering"]'
+    assert store.load_derived(store.generation(), "view:bm25", key) is not None  # the first engine saved its view
+    assert store.load_derived(store.generation(), "entities", "") is not None
     loaded = engine_of(db, "bm25")
     assert {q: [(h.doc.id, h.score) for h in loaded.search(q, ENG, 5)] for q in queries} == expected
     assert "_tokens" not in vars(loaded.searcher)  # served from the stored view: nothing re-tokenized
+    a, b = built.entities, loaded.entities
+    assert (a.vocab, a.names, a.title_of) == (b.vocab, b.names, b.title_of) and (a.mentions != b.mentions).nnz == 0
+    assert all(a.units_of(i) == b.units_of(i) for i in range(len(a.docs)))
     (tree / "notes/new.txt").write_text("Basalt region notes.\n")
     generation = run_index(tree, db, "engineering").generation
-    assert store.load_view(generation - 1, "bm25", ENG) is None  # an old generation's views are deleted
+    assert store.load_derived(generation - 1, "view:bm25", key) is None  # an old generation's data is deleted
+    assert store.load_derived(generation - 1, "entities", "") is None
     assert "notes/new.txt" in [h.doc.id for h in engine_of(db, "bm25").search("Basalt region notes", ENG, 5)]

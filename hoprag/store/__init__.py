@@ -18,7 +18,7 @@ from typing import Protocol
 from ..corpus import Doc
 from ..lexicon import Lexicon, Relation
 from ..read import Triple
-from ..search import ViewCache
+from ..cache import Derived
 
 
 @dataclass(frozen=True)
@@ -62,14 +62,14 @@ class Changes:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """Everything an engine needs, read at one generation; ``views`` persists the search views built
-    over it (:class:`~hoprag.search.ViewCache`), so the next process of this generation loads them."""
+    """Everything an engine needs, read at one generation; ``derived`` persists what engines build
+    over it (search views, the entity index), so the next process of this generation loads them."""
 
     generation: int
     docs: tuple[Doc, ...]
     facts: dict[str, tuple[Triple, ...]]
     config: Config
-    views: ViewCache | None = None
+    derived: Derived | None = None
 
 
 class StoreError(ValueError):
@@ -99,7 +99,7 @@ class Store(Protocol):
 
     def apply(self, changes: Changes) -> int:
         """Apply ``changes`` in one atomic commit; returns the new generation. Deleting a file removes
-        every passage and fact derived from it, and every cached view of an older generation."""
+        every passage and fact derived from it, and all derived data (views, entities) of older generations."""
 
     def snapshot(self) -> Snapshot:
         """A consistent read of one generation."""

@@ -30,25 +30,25 @@ CREATE TABLE IF NOT EXISTS passages (
     title TEXT NOT NULL, text TEXT NOT NULL, groups TEXT NOT NULL, trusted INTEGER NOT NULL,
     source TEXT NOT NULL, updated TEXT, triples TEXT, facts TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS passages_file ON passages(file, document, position);
-CREATE TABLE IF NOT EXISTS views (
-    generation INTEGER NOT NULL, ranker TEXT NOT NULL, groups TEXT NOT NULL, data BLOB NOT NULL,
-    PRIMARY KEY (generation, ranker, groups));
+CREATE TABLE IF NOT EXISTS derived (
+    generation INTEGER NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL, data BLOB NOT NULL,
+    PRIMARY KEY (generation, kind, key));
 """
 _COLUMNS = "id, file, document, position, section, title, text, groups, trusted, source, updated, triples, facts"
 
 
 @dataclass(frozen=True)
-class _Views:
-    """The view cache of one generation of a store."""
+class _Derived:
+    """The derived-data cache of one generation of a store (:class:`hoprag.cache.Derived`)."""
 
     store: "SqliteStore"
     generation: int
 
-    def load_view(self, ranker: str, groups: frozenset[str]) -> bytes | None:
-        return self.store.load_view(self.generation, ranker, groups)
+    def load(self, kind: str, key: str) -> bytes | None:
+        return self.store.load_derived(self.generation, kind, key)
 
-    def save_view(self, ranker: str, groups: frozenset[str], blob: bytes) -> None:
-        self.store.save_view(self.generation, ranker, groups, blob)
+    def save(self, kind: str, key: str, blob: bytes) -> None:
+        self.store.save_derived(self.generation, kind, key, blob)
 
 
 class SqliteStore:
@@ -123,7 +123,7 @@ class SqliteStore:
                 db.executemany("INSERT INTO files VALUES (?, ?)", [(f, d) for f, (d, _) in changes.upsert.items()])
                 db.executemany(f"INSERT INTO passages ({_COLUMNS}) VALUES ({', '.join('?' * 13)})", rows)
                 generation = int(self._meta("generation") or 0) + 1
-                db.execute("DELETE FROM views")  # built over an older generation: never served again
+                db.execute("DELETE FROM derived")  # built over an older generation: never served again
                 db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [
                     ("generation", str(generation)), ("source", changes.source),
                     ("config", json.dumps(changes.config.as_json())), ("config_digest", changes.config_digest)])
@@ -155,27 +155,27 @@ class SqliteStore:
                             tuple(map(tuple, json.loads(triples))) if triples else None,
                             "" if document == pid else document, position, section))
             facts[pid] = tuple(map(tuple, json.loads(fact_json))) if fact_json != "[]" else ()
-        return Snapshot(generation, tuple(docs), facts, config, _Views(self, generation))
+        return Snapshot(generation, tuple(docs), facts, config, _Derived(self, generation))
 
-    def load_view(self, generation: int, ranker: str, groups: frozenset[str]) -> bytes | None:
+    def load_derived(self, generation: int, kind: str, key: str) -> bytes | None:
         try:
             with self._lock:
-                row = self._db.execute("SELECT data FROM views WHERE generation = ? AND ranker = ? AND groups = ?",
-                                       (generation, ranker, json.dumps(sorted(groups)))).fetchone()
+                row = self._db.execute("SELECT data FROM derived WHERE generation = ? AND kind = ? AND key = ?",
+                                       (generation, kind, key)).fetchone()
         except sqlite3.Error as exc:  # a cache that cannot be read is a cache miss
-            log.info("%s: view cache unreadable: %s", self.path, exc)
+            log.info("%s: derived data unreadable: %s", self.path, exc)
             return None
         return row[0] if row else None
 
-    def save_view(self, generation: int, ranker: str, groups: frozenset[str], blob: bytes) -> None:
-        """Persist a built view, only while its generation is still the newest (never a stale row)."""
+    def save_derived(self, generation: int, kind: str, key: str, blob: bytes) -> None:
+        """Persist derived data, only while its generation is still the newest (never a stale row)."""
         try:
             with self._lock:
                 self._db.execute(
-                    "INSERT OR IGNORE INTO views SELECT ?, ?, ?, ? WHERE (SELECT value FROM meta WHERE key = 'generation') = ?",
-                    (generation, ranker, json.dumps(sorted(groups)), blob, str(generation)))
-        except sqlite3.Error as exc:  # a read-only store still serves; it just builds its views each start
-            log.info("%s: view not cached: %s", self.path, exc)
+                    "INSERT OR IGNORE INTO derived SELECT ?, ?, ?, ? WHERE (SELECT value FROM meta WHERE key = 'generation') = ?",
+                    (generation, kind, key, blob, str(generation)))
+        except sqlite3.Error as exc:  # a read-only store still serves; it just builds again each start
+            log.info("%s: derived data not saved: %s", self.path, exc)
 
     def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
