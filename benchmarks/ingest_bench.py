@@ -70,8 +70,9 @@ def first_search(server: ServerProcess, token: str, query: str) -> float:
     start = time.perf_counter()
     response = httpx.post(f"{server.base}/mcp", json=body, headers=headers, timeout=600)
     elapsed = (time.perf_counter() - start) * 1000
-    if response.status_code != 200 or '"isError":true' in response.text.replace(" ", ""):
-        raise RuntimeError(f"search failed: {response.status_code} {response.text[:300]}")
+    result = response.json().get("result") if response.status_code == 200 else None
+    if not result or result.get("isError") or not result["structuredContent"]["results"]:
+        raise RuntimeError(f"search failed or found nothing: {response.status_code} {response.text[:300]}")
     return round(elapsed, 1)
 
 

@@ -93,8 +93,8 @@ def _read(found_path: Path, rel: str, data: bytes, rules: list[meta.Rule], group
     fixed = meta.defaults(rel, rules, groups)
     is_jsonl = found_path.suffix.lower() == ".jsonl"
     for record in records:
-        base = meta.file_defaults(found_path, rel, "" if is_jsonl else record.title)
-        if is_jsonl:
+        base = meta.file_defaults(found_path, rel, record.title)
+        if is_jsonl:  # a line is a record of its own: no title from the file name, its id is required
             base["title"] = ""
         else:
             base["id"] = meta.document_id(rel)

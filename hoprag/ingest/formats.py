@@ -33,7 +33,6 @@ class Record:
     body: str
     title: str
     headings: bool = True  # whether '#' lines in ``body`` are section headings
-    line: int | None = None  # JSONL line number
 
 
 def _utf8(data: bytes, where: str) -> tuple[str | None, list[Problem]]:
@@ -172,7 +171,7 @@ def jsonl(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:
         if "id" not in record:
             problems.append(Problem(where, "id", "missing: every JSONL line needs an id"))
             continue
-        records.append(Record(where, record, body, "", headings=False, line=n))
+        records.append(Record(where, record, body, "", headings=False))
     return records, problems
 
 
