@@ -163,3 +163,35 @@ def table(report: dict[str, Any]) -> str:
         lines.append(f"| {name} | {s['startup_s']:.2f} | {s['startup_cpu_s']:.2f} | {s['first_search_ms']:,.0f} | "
                      f"{s['first_search_cpu_s']:.2f} | {s['rss_mb']:.0f} |")
     return "\n".join(lines)
+
+
+def phases(
+    store: Path = typer.Option(..., "--store", help="A store built by `hoprag index`."),
+    access: Path = typer.Option(..., "--access", help="Its access file: every principal's view and graph is built."),
+) -> None:
+    """CPU and wall seconds of each start-up phase over a store, in this process (run it twice: the first
+    run builds and saves the derived data, the second loads it)."""
+    from hoprag.access import load_access
+    from hoprag.engine import Engine
+
+    clock = [time.process_time(), time.perf_counter()]
+
+    def lap(name: str) -> None:
+        cpu, wall = time.process_time(), time.perf_counter()
+        typer.echo(f"| {name} | {cpu - clock[0]:.2f} | {wall - clock[1]:.2f} |")
+        clock[:] = [cpu, wall]
+
+    typer.echo("| phase | CPU s | wall s |\n|---|---|---|")
+    engine = Engine.from_snapshot(open_store(store).snapshot())
+    lap(f"snapshot + engine ({engine.ranker})")
+    principals = load_access(access).principals.values()
+    for p in principals:
+        engine.searcher.view(p.groups)
+    lap("views")
+    for p in principals:
+        engine.graph(p.groups)
+    lap("graphs")
+    engine.entities  # noqa: B018 - a cached property
+    lap("entity index")
+    engine.search("Who owns Project X", next(iter(principals)).groups, 5)
+    lap("first search")
