@@ -77,11 +77,12 @@ def _register() -> None:
     """Mount the other benchmarks: each module owns its command's options."""
     from .acl_recall import acl
     from .chapter.bench import chapter
+    from .ingest_bench import ingest, phases
     from .load import load, soak
     from .server_bench import scale, server
 
     for name, command in (("chapter", chapter), ("server", server), ("scale", scale), ("load", load),
-                          ("soak", soak), ("acl", acl)):
+                          ("soak", soak), ("acl", acl), ("ingest", ingest), ("startup-phases", phases)):
         bench_app.command(name)(command)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Callable, Generic, Hashable, TypeVar
+from typing import Callable, Generic, Hashable, Protocol, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -33,3 +33,12 @@ class Lru(Generic[K, V]):
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
         return value
+
+
+class Derived(Protocol):
+    """Where derived index data (built search views, the entity index) persists between processes:
+    a store keeps it per generation, so the next process over the same generation loads, not builds."""
+
+    def load(self, kind: str, key: str) -> bytes | None: ...
+
+    def save(self, kind: str, key: str, blob: bytes) -> None: ...

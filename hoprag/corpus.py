@@ -22,7 +22,7 @@ from .yamlfile import READ_ERRORS, read_yaml
 #: Files in a corpus directory that configure it rather than being documents.
 CONFIG_FILES = ("corpus.yaml", "relations.yaml", "access.yaml", "questions.yaml", "allowlist.yaml")
 #: Keys of ``corpus.yaml``, the corpus's own settings.
-CONFIG_KEYS = ("ranker",)
+CONFIG_KEYS = ("ranker", "rules")
 FIELDS = ("id", "title", "groups", "trusted", "source", "updated")
 REQUIRED = ("id", "groups", "trusted", "source", "updated")
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/-]{0,127}")
@@ -59,6 +59,9 @@ class Doc:
     ``groups`` gates who may see it and ``trusted`` records whether ingestion verified
     where the text came from; both are enforced around the model, not by it.
     ``triples`` holds precomputed facts (JSONL corpora) that replace cue extraction.
+    A passage of a chunked document (``hoprag index``) names its ``document``, its ``position``
+    in it (from 0) and the ``section`` heading it sits under, so a citation names document and
+    section; a record loaded whole is its own document (``document`` empty).
     """
 
     id: str
@@ -69,6 +72,14 @@ class Doc:
     source: str = ""
     updated: dt.date | None = None
     triples: tuple[tuple[str, str, str], ...] | None = field(default=None, compare=False)
+    document: str = ""
+    position: int = 0
+    section: str = ""
+
+    @property
+    def document_id(self) -> str:
+        """The id of the document this passage belongs to (its own id when loaded whole)."""
+        return self.document or self.id
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@ from __future__ import annotations
 import threading
 from functools import cached_property
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
-from .cache import Lru
+from .cache import Derived, Lru
 from .corpus import Corpus, Doc, load_corpus
 from .entities import EntityIndex
 from .graph import Graph, build_graph
@@ -21,21 +21,40 @@ from .read import FactTable, Triple, extract_facts, facts_from
 from .search import Hit, Searcher, View
 from .settings import Settings, ranker_for
 
+if TYPE_CHECKING:
+    from .store import Snapshot
+
 
 class Engine:
     """Permission-aware retrieval over one validated corpus."""
 
-    def __init__(self, corpus: Corpus, ranker: str | None = None):
-        """``ranker`` defaults to the corpus's own choice (``corpus.yaml``), else the product default."""
+    def __init__(self, corpus: Corpus, ranker: str | None = None, facts: Mapping[str, tuple[Triple, ...]] | None = None,
+                 cache: Derived | None = None, generation: int = 0):
+        """``ranker`` defaults to the corpus's own choice (``corpus.yaml``), else the product default;
+        ``facts`` and ``cache`` (built views, the entity index) are derived data a store persisted
+        (:meth:`from_snapshot`)."""
         self.corpus = corpus
         self.lexicon = corpus.lexicon
         self.ranker = ranker_for(corpus, ranker)
+        self.generation = generation
+        self.cache = cache
         self._entity_lock = threading.Lock()
-        self.searcher = Searcher(corpus.docs, self.ranker, entities=lambda: self.entities)
+        self.searcher = Searcher(corpus.docs, self.ranker, entities=lambda: self.entities, cache=cache)
         self.provenance = Provenance(corpus.allowlist)
         self._docs = corpus.by_id()
-        self._facts = {d.id: extract_facts(d, self.lexicon) for d in corpus.docs}
+        self._facts = dict(facts) if facts is not None else {d.id: extract_facts(d, self.lexicon) for d in corpus.docs}
+        self._parts: dict[str, list[Doc]] = {}
+        for d in corpus.docs:
+            if d.document:
+                self._parts.setdefault(d.document, []).append(d)
         self._graphs: Lru[frozenset[str], Graph] = Lru(64)
+
+    @classmethod
+    def from_snapshot(cls, snapshot: "Snapshot", ranker: str | None = None) -> "Engine":
+        """An engine over one generation of a store, reusing the facts and views it persisted."""
+        cfg = snapshot.config
+        corpus = Corpus(snapshot.docs, cfg.lexicon, None, cfg.allowlist, cfg.ranker)
+        return cls(corpus, ranker, snapshot.facts, snapshot.derived, snapshot.generation)
 
     @classmethod
     def load(cls, path: str | Path, ranker: str | None = None) -> "Engine":
@@ -44,14 +63,26 @@ class Engine:
 
     @classmethod
     def open(cls, settings: Settings) -> "Engine":
-        """The engine resolved settings name: their corpus, served with their (or the corpus's) ranker."""
+        """The engine resolved settings name: their store when they name one (kept open for the engine's
+        life: it persists the derived data the engine builds), else their corpus; served with their
+        (or the corpus's) ranker."""
+        if settings.store is not None:
+            from .store import open_store
+
+            return cls.from_snapshot(open_store(settings.store).snapshot(), settings.ranker)
         return cls.load(settings.corpus, settings.ranker)
 
     @cached_property
     def entities(self) -> EntityIndex:
         """The corpus-wide entity vocabulary and mentions, built on first use (prose rankers and walks)."""
         with self._entity_lock:
-            return EntityIndex(self.docs, self.lexicon)
+            blob = self.cache.load("entities", "") if self.cache else None
+            if blob is not None:
+                return EntityIndex.from_bytes(self.docs, self.lexicon, blob)
+            index = EntityIndex(self.docs, self.lexicon)
+            if self.cache:
+                self.cache.save("entities", "", index.to_bytes())
+            return index
 
     def view(self, groups: frozenset[str]) -> View:
         """The caller's view: their documents, ranker, IDF and entity graph."""
@@ -93,6 +124,19 @@ class Engine:
         """A document by id, or ``None`` -- the same for unknown and unauthorized ids."""
         doc = self._docs.get(doc_id)
         return doc if doc is not None and doc.groups & groups else None
+
+    def document(self, doc_id: str, groups: frozenset[str]) -> Doc | None:
+        """The whole document a passage id or document id belongs to: its passages joined in order,
+        ``None`` alike for unknown and unauthorized ids (a document's passages share its groups)."""
+        doc = self._docs.get(doc_id)
+        parts = self._parts.get(doc.document_id if doc else doc_id)
+        if not parts:
+            return self.fetch(doc_id, groups)
+        if not parts[0].groups & groups:
+            return None
+        text = "\n\n".join(p.text for p in parts)
+        first = parts[0]
+        return Doc(first.document, text, first.groups, first.trusted, first.title, first.source, first.updated)
 
     def graph(self, groups: frozenset[str]) -> Graph:
         """The caller's trusted, authorized entity graph (built once per group set)."""

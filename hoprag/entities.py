@@ -13,6 +13,8 @@ walk matrices -- is computed per caller view (:class:`EntityView`) from the pass
 
 from __future__ import annotations
 
+import io
+import json
 import re
 from collections import defaultdict
 from functools import cached_property
@@ -94,9 +96,9 @@ class EntityIndex:
     """Corpus-wide entity vocabulary and passage-entity mentions, built once at load."""
 
     def __init__(self, docs: Sequence[Doc], lexicon: Lexicon):
-        self.docs = tuple(docs)
+        self.docs, self.lexicon = tuple(docs), lexicon
         self.row = {d.id: i for i, d in enumerate(self.docs)}
-        self.units = [units(d, lexicon) for d in self.docs]
+        self.units: list[tuple[Unit, ...] | None] = [units(d, lexicon) for d in self.docs]
         titles = [title_base(d.title) for d in self.docs]
         keys = [[norm(e) for e, _ in u] for u in self.units]
         self.vocab: dict[str, int] = {}
@@ -125,6 +127,39 @@ class EntityIndex:
             cols += list(found)
             vals += list(found.values())
         self.mentions = sparse.csr_matrix((vals, (rows, cols)), shape=(len(self.docs), max(1, len(self.vocab))))
+
+    def units_of(self, row: int) -> tuple[Unit, ...]:
+        """A passage's ``(entity, context)`` pairs (read on first use in an index loaded from a store)."""
+        found = self.units[row]
+        if found is None:
+            found = self.units[row] = units(self.docs[row], self.lexicon)
+        return found
+
+    def to_bytes(self) -> bytes:
+        """The vocabulary, names, titles and mention matrix as plain arrays (``.npz``, no pickle)."""
+        out = io.BytesIO()
+        m = self.mentions
+        text = lambda v: np.frombuffer(json.dumps(v, ensure_ascii=False).encode(), dtype=np.uint8)  # noqa: E731
+        np.savez(out, vocab=text(list(self.vocab)), names=text(self.names), shape=np.array(m.shape),
+                 title_of=np.array([-1 if t is None else t for t in self.title_of], dtype=np.int64),
+                 data=m.data, indices=m.indices, indptr=m.indptr)
+        return out.getvalue()
+
+    @classmethod
+    def from_bytes(cls, docs: Sequence[Doc], lexicon: Lexicon, blob: bytes) -> "EntityIndex":
+        """The index :meth:`to_bytes` saved for these ``docs``; per-passage units are read lazily."""
+        arrays = np.load(io.BytesIO(blob), allow_pickle=False)
+        index = cls.__new__(cls)
+        index.docs, index.lexicon = tuple(docs), lexicon
+        index.row = {d.id: i for i, d in enumerate(index.docs)}
+        index.units = [None] * len(index.docs)
+        keys = json.loads(arrays["vocab"].tobytes())
+        index.vocab = dict(zip(keys, range(len(keys))))
+        index.names = json.loads(arrays["names"].tobytes())
+        index.title_of = [None if t < 0 else t for t in arrays["title_of"].tolist()]
+        index.mentions = sparse.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]),
+                                           shape=tuple(arrays["shape"].tolist()))
+        return index
 
     def entities_in(self, text: str) -> set[int]:
         """Vocabulary entities named in ``text`` (n-gram lookup, so a 3-word entity needs all 3 words)."""
@@ -157,7 +192,7 @@ class EntityView:
     def units(self, doc_id: str) -> tuple[Unit, ...]:
         """The ``(entity, context)`` pairs of a passage of this view (nothing for any other id)."""
         row = self.index.row.get(doc_id)
-        return self.index.units[row] if row is not None and row in self.local else ()
+        return self.index.units_of(row) if row is not None and row in self.local else ()
 
     def mentioned(self, doc_id: str) -> list[tuple[str, int]]:
         """The entities a passage of this view mentions, each with how many of the view's passages do."""

@@ -16,6 +16,8 @@ Three rankers, one analysis (:mod:`.tokens`):
 
 from __future__ import annotations
 
+import io
+import json
 import math
 from array import array
 from dataclasses import dataclass
@@ -26,7 +28,7 @@ import bm25s
 import numpy as np
 from scipy import sparse
 
-from .cache import Lru
+from .cache import Derived, Lru
 from .corpus import Doc
 from .entities import EntityIndex, EntityView
 from .lexicon import Lexicon
@@ -79,6 +81,26 @@ class _BM25(_Scorer):
         if not known:
             return np.zeros(self.model.scores["num_docs"])
         return self.model.get_scores(known).astype(np.float64)
+
+    def to_bytes(self) -> bytes:
+        """The index as plain arrays (``.npz``, no pickle), so a store can persist a built view."""
+        out = io.BytesIO()
+        s = self.model.scores
+        np.savez(out, data=s["data"], indices=s["indices"], indptr=s["indptr"], num_docs=np.int64(s["num_docs"]),
+                 vocab=np.frombuffer(json.dumps(self.vocab, ensure_ascii=False).encode(), dtype=np.uint8))
+        return out.getvalue()
+
+    @classmethod
+    def from_bytes(cls, blob: bytes) -> "_BM25":
+        """The inverse of :meth:`to_bytes`: a scorer equal to the one saved, without re-indexing."""
+        arrays = np.load(io.BytesIO(blob), allow_pickle=False)
+        scorer = cls.__new__(cls)
+        scorer.model = bm25s.BM25()
+        scorer.model.scores = {"data": arrays["data"], "indices": arrays["indices"], "indptr": arrays["indptr"],
+                               "num_docs": int(arrays["num_docs"])}
+        scorer.model.vocab_dict = scorer.vocab = json.loads(arrays["vocab"].tobytes())
+        scorer.model.nonoccurrence_array = None  # the Lucene variant has none
+        return scorer
 
 
 class View:
@@ -160,32 +182,44 @@ class Searcher:
     """Builds and caches one :class:`View` per distinct caller group set."""
 
     def __init__(self, docs: Sequence[Doc], ranker: str = "overlap", max_views: int = 64,
-                 entities: Callable[[], EntityIndex] | None = None):
+                 entities: Callable[[], EntityIndex] | None = None, cache: Derived | None = None):
+        """``cache``: persisted BM25 views (a store's), read before building and written after."""
         if ranker not in RANKERS:
             raise ValueError(f"unknown ranker {ranker!r}; choose one of {', '.join(RANKERS)}")
-        self.docs, self.ranker = tuple(docs), ranker
+        self.docs, self.ranker, self.cache = tuple(docs), ranker, cache
         self._entities = entities or (lambda: EntityIndex(self.docs, Lexicon(())))
         self._views: Lru[frozenset[str], View] = Lru(max_views)
         if ranker == "overlap":
             self._vocab, self._matrix = _counts(self.docs)
-        else:  # bm25 indexes token lists per view; overlap needs only the count matrix
-            self._tokens = [tokenize(analysed(d)) for d in self.docs]
+
+    @cached_property
+    def _tokens(self) -> list[list[str]]:
+        """Every document's BM25 tokens, on the first view that must be built (not loaded)."""
+        return [tokenize(analysed(d)) for d in self.docs]
 
     def authorized(self, groups: frozenset[str]) -> list[int]:
         """Indices of the documents any of ``groups`` may read."""
         return [i for i, d in enumerate(self.docs) if d.groups & groups]
 
-    def _build(self, rows: list[int]) -> View:
+    def _build(self, groups: frozenset[str]) -> View:
+        rows = self.authorized(groups)
         docs = [self.docs[i] for i in rows]
         if not rows:
             scorer: _Scorer = _Overlap(sparse.csc_matrix((0, 1)), {})
         elif self.ranker == "overlap":
             scorer = _Overlap(self._matrix[rows].tocsc(), self._vocab)
         else:
-            scorer = _BM25([self._tokens[i] for i in rows])
+            key = json.dumps(sorted(groups))
+            blob = self.cache.load(f"view:{self.ranker}", key) if self.cache else None
+            if blob is not None:
+                scorer = _BM25.from_bytes(blob)
+            else:
+                scorer = _BM25([self._tokens[i] for i in rows])
+                if self.cache:
+                    self.cache.save(f"view:{self.ranker}", key, scorer.to_bytes())
         return View(docs, rows, scorer, self.ranker == "bm25-titles", self._entities)
 
     def view(self, groups: frozenset[str]) -> View:
         """The caller's view, built on first use (empty groups see nothing)."""
         key = frozenset(groups)
-        return self._views.get(key, lambda: self._build(self.authorized(key)))
+        return self._views.get(key, lambda: self._build(key))

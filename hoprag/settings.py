@@ -3,7 +3,8 @@
 | setting | flag | environment | default |
 |---|---|---|---|
 | corpus | ``--corpus`` | ``HOPRAG_CORPUS`` | the packaged Falcon demo corpus |
-| access file | ``--access`` | ``HOPRAG_ACCESS`` | ``access.yaml`` in (or beside) the corpus |
+| store | ``--store`` | ``HOPRAG_STORE`` | none; when given it is served instead of the corpus (``hoprag index``) |
+| access file | ``--access`` | ``HOPRAG_ACCESS`` | ``access.yaml`` beside the store file, else in (or beside) the corpus |
 | ranker | ``--ranker`` | ``HOPRAG_RANKER`` | what the corpus's ``corpus.yaml`` asks for, else ``bm25-titles`` |
 | search budget | ``--budget`` | ``HOPRAG_SEARCH_BUDGET`` | 4 searches per question |
 | loop rounds | ``--iterations`` | ``HOPRAG_MAX_ITERATIONS`` | 4 grader/researcher rounds |
@@ -50,10 +51,11 @@ class Settings:
     max_iterations: int
     model: str
     mcp_url: str | None
+    store: Path | None = None
 
     def with_flags(self, **flags: object) -> "Settings":
         """These settings with every flag that was given (``None`` = not given) taking precedence."""
-        given = {k: (Path(v) if k in ("corpus", "access") else v) for k, v in flags.items() if v is not None}
+        given = {k: (Path(v) if k in ("corpus", "access", "store") else v) for k, v in flags.items() if v is not None}
         return replace(self, **given)
 
 
@@ -83,6 +85,7 @@ def resolve(env: Mapping[str, str] | None = None, **flags: object) -> Settings:
         max_iterations=_positive(env, "HOPRAG_MAX_ITERATIONS", DEFAULT_ITERATIONS),
         model=env.get("HOPRAG_MODEL") or (GEMINI_MODEL if uses_gemini else OFFLINE_MODEL),
         mcp_url=env.get("HOPRAG_MCP_URL") or None,
+        store=Path(env["HOPRAG_STORE"]) if env.get("HOPRAG_STORE") else None,
     )
     return base.with_flags(**flags)
 
@@ -93,9 +96,12 @@ def ranker_for(corpus: Corpus, setting: str | None = None) -> str:
 
 
 def access_path(settings: Settings, corpus_root: Path | None = None) -> Path:
-    """Where the operator access file is: the setting, else ``access.yaml`` in or beside the corpus."""
+    """Where the operator access file is: the setting, else ``access.yaml`` beside the store file
+    (a store holds no credentials), else in or beside the corpus."""
     if settings.access is not None:
         return settings.access
+    if settings.store is not None and corpus_root is None:
+        return settings.store.parent / "access.yaml"
     root = corpus_root or settings.corpus
     return (root if root.is_dir() else root.parent) / "access.yaml"
 

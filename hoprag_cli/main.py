@@ -12,6 +12,7 @@ from hoprag import settings
 from hoprag.access import AccessError, load_access
 from hoprag.corpus import CorpusError, load_corpus
 from hoprag.engine import Engine
+from hoprag.ingest import MAX_FILE_BYTES
 from hoprag.search import RANKERS
 from mcp_server.serve import serve
 
@@ -19,6 +20,7 @@ app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
 
 CorpusOpt = typer.Option(None, "--corpus", help="Corpus directory or .jsonl file [env HOPRAG_CORPUS; default: the Falcon corpus].")
 AccessOpt = typer.Option(None, "--access", help="Operator access file [env HOPRAG_ACCESS; default: access.yaml beside the corpus].")
+StoreOpt = typer.Option(None, "--store", help="Store built by `hoprag index` (served instead of the corpus) [env HOPRAG_STORE].")
 RankerOpt = typer.Option(None, "--ranker", help=f"Ranker: {' | '.join(RANKERS)} [env HOPRAG_RANKER; default: the corpus's corpus.yaml, else bm25-titles].")
 
 
@@ -62,12 +64,13 @@ def search(
     principal: str = typer.Option(..., "--as", help="Search as this principal of the access file."),
     k: int = typer.Option(5, "-k", min=1, max=50, help="Results to return."),
     corpus: Optional[Path] = CorpusOpt,
+    store: Optional[Path] = StoreOpt,
     access: Optional[Path] = AccessOpt,
     ranker: Optional[str] = RankerOpt,
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Search the corpus as a principal: authorization first, then ranking; untrusted hits carry no facts."""
-    resolved = settings.resolve(corpus=corpus, access=access, ranker=ranker)
+    resolved = settings.resolve(corpus=corpus, access=access, ranker=ranker, store=store)
     engine = open_engine(resolved)
     try:
         who = settings.load_operator_access(resolved).principal(principal)
@@ -75,7 +78,7 @@ def search(
         fail(str(exc))
         return
     hits = engine.search(query, who.groups, k)
-    rows = [{"id": h.doc.id, "score": round(h.score, 4), "trusted": engine.provenance.admits(h.doc), "text": h.doc.text,
+    rows = [{"id": h.doc.id, "document": h.doc.document_id, "section": h.doc.section, "score": round(h.score, 4), "trusted": engine.provenance.admits(h.doc), "text": h.doc.text,
              "facts": [list(t) for t in engine.evidence(h.doc)]} for h in hits]
     if as_json:
         typer.echo(json.dumps({"query": query, "principal": who.name, "results": rows}, indent=2))
@@ -90,6 +93,39 @@ def search(
 
 
 app.command("serve")(serve)
+
+
+@app.command("index")
+def index(
+    src: Path = typer.Argument(..., help="Folder (recursive), one file, or a .jsonl file to mirror into the store."),
+    store: Path = typer.Option(..., "--store", help="Store file (embedded SQLite; created if missing)."),
+    groups: Optional[list[str]] = typer.Option(None, "--groups", help="Default groups for files that name none (repeatable); "
+                                               "front matter and corpus.yaml rules win."),
+    max_file_mb: float = typer.Option(MAX_FILE_BYTES / 2**20, "--max-file-mb", min=0.001, help="Refuse larger files."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress lines."),
+) -> None:
+    """Mirror SRC into STORE: new and changed files (by content digest) re-indexed, unchanged ones untouched,
+    files gone from SRC deleted, in one atomic commit. Exit 1 if any file failed (each named on stderr)."""
+    from hoprag.ingest import IngestError, index as run_index
+    from hoprag.store import open_store
+
+    progress = None if quiet else (lambda line: typer.echo(line, err=True))
+    try:
+        opened = open_store(store, create=True)
+        try:
+            report = run_index(src, opened, groups or (), int(max_file_mb * 2**20), progress)
+        finally:
+            opened.close()
+    except (IngestError, ValueError) as exc:
+        fail(str(exc))
+        return
+    for problem in report.skipped:
+        typer.echo(f"skipped: {problem}", err=True)
+    for problem in report.failed:
+        typer.secho(f"failed: {problem}", err=True, fg=typer.colors.RED)
+    typer.echo(f"indexed {src} into {store}: {report.summary()}")
+    if report.failed:
+        raise typer.Exit(1)
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True}, add_help_option=False)
@@ -108,6 +144,7 @@ def ask(
     question: str = typer.Argument(..., help="The question to answer."),
     principal: str = typer.Option("engineering", "--as", help="Ask as this principal (an ADK user id of the access file)."),
     corpus: Optional[Path] = CorpusOpt,
+    store: Optional[Path] = StoreOpt,
     access: Optional[Path] = AccessOpt,
     as_json: bool = typer.Option(False, "--json", help="Print {answer, abstained, reason, citations, searches, docs_read, trace}."),
 ) -> None:
@@ -116,7 +153,7 @@ def ask(
 
     from agents.hoprag_agent.run import ask as run_ask
 
-    result = asyncio.run(run_ask(question, principal, corpus, access))
+    result = asyncio.run(run_ask(question, principal, corpus, access, store))
     if as_json:
         keys = ("answer", "abstained", "reason", "citations", "searches", "docs_read", "dropped_untrusted",
                 "tool_calls", "trace")

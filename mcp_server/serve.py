@@ -1,7 +1,8 @@
 """Run the MCP server: stdio for a launched subprocess, stateless HTTP for a shared service.
 
 The corpus is loaded and every principal's index and graph are built at start-up; to reload
-a changed corpus or access file, restart the process (it holds no other state).
+a changed corpus or access file, restart the process (it holds no other state). Served from a
+store (``--store``), a committed ``hoprag index`` is picked up without a restart (:mod:`hoprag.live`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import logging
 import socket
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 import typer
 import uvicorn
@@ -21,6 +22,7 @@ from hoprag import settings
 from hoprag.access import AccessError
 from hoprag.corpus import CorpusError
 from hoprag.engine import Engine
+from hoprag.live import Live
 from hoprag.search import RANKERS
 
 from .server import build_server, fixed_caller, http_app, http_caller
@@ -43,6 +45,7 @@ def open_listener(host: str, port: int) -> socket.socket:
 
 def serve(
     corpus: Optional[Path] = typer.Option(None, "--corpus", help="Corpus directory or .jsonl [env HOPRAG_CORPUS]."),
+    store: Optional[Path] = typer.Option(None, "--store", help="Serve this store (built by `hoprag index`) instead of a corpus, reloading committed changes [env HOPRAG_STORE]."),
     transport: str = typer.Option("stdio", "--transport", help="stdio | http (stateless Streamable HTTP)."),
     host: str = typer.Option("127.0.0.1", "--host", help="HTTP bind address."),
     port: int = typer.Option(8000, "--port", help="HTTP port; 0 picks a free one (announced on stderr)."),
@@ -62,8 +65,8 @@ def serve(
     if transport not in ("stdio", "http"):
         raise typer.BadParameter("expected stdio or http", param_hint="--transport")
     try:
-        resolved = settings.resolve(corpus=corpus, access=access, ranker=ranker)
-        engine = Engine.open(resolved)
+        resolved = settings.resolve(corpus=corpus, access=access, ranker=ranker, store=store)
+        loaded = Engine.open(resolved) if resolved.store is None else None
         operator = settings.load_operator_access(resolved)
         if transport == "stdio":
             if not principal:
@@ -74,13 +77,21 @@ def serve(
             if principal:
                 raise AccessError("--as is for stdio; over HTTP the bearer token names the caller")
             caller, needs_token, principals = http_caller(operator), operator, list(operator.principals.values())
+
+        def warm(engine: Engine) -> None:  # build every caller's index and graph now, not on the first request
+            for p in principals:
+                engine.searcher.view(p.groups)
+                engine.graph(p.groups)
+
+        if loaded is None:
+            current: Engine | Callable[[], Engine] = Live(resolved.store, resolved.ranker, warm, on_swap=_refreeze).start().current
+        else:
+            current = loaded
+            warm(loaded)
     except (CorpusError, AccessError, ValueError) as exc:
         typer.secho(str(exc), err=True, fg=typer.colors.RED)
         raise typer.Exit(2) from None
-    for p in principals:  # build every caller's index and graph now, not on the first request
-        engine.searcher.view(p.groups)
-        engine.graph(p.groups)
-    server = build_server(engine, caller, needs_token)
+    server = build_server(current, caller, needs_token)
     gc.collect()
     gc.freeze()  # the corpus and indexes live for the process: keep them out of every GC pass
     if transport == "stdio":
@@ -92,6 +103,14 @@ def serve(
     config = uvicorn.Config(http_app(server, host), log_level=level, access_log=level in ("debug", "info"),
                             lifespan="on")
     asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+
+
+def _refreeze() -> None:
+    """After a reload: let the collector free the old engine (frozen objects are never collected),
+    then freeze the new one."""
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
 
 
 def main() -> None:

@@ -60,6 +60,8 @@ class SearchResult(BaseModel):
                                       "False: never evidence, carries no facts.")
     updated: str | None = Field(description="ISO date of the last update (conflicts: newest wins).")
     facts: list[list[str]] = Field(description="[subject, relation, object] triples read from a trusted text.")
+    document: str = Field(description="The document this passage belongs to (fetch it whole with document=true).")
+    section: str = Field(description="The heading the passage sits under ('' when none).")
 
 
 class SearchResults(BaseModel):
@@ -74,6 +76,8 @@ class Document(BaseModel):
     trusted: bool
     updated: str | None
     facts: list[list[str]]
+    document: str
+    section: str
 
 
 class PathStep(BaseModel):
@@ -171,8 +175,12 @@ class _Server(MCPServer):
         return await super().get_prompt(name, arguments, context)
 
 
-def build_server(engine: Engine, caller: Caller, access: Access | None = None) -> MCPServer:
-    """Wire the tools; pass ``access`` to require bearer tokens (HTTP)."""
+def build_server(engine: Engine | Callable[[], Engine], caller: Caller, access: Access | None = None) -> MCPServer:
+    """Wire the tools; pass ``access`` to require bearer tokens (HTTP).
+
+    ``engine`` may be a function returning the current engine (a server reloading its store):
+    each call takes it once, so one call is answered from one generation."""
+    current: Callable[[], Engine] = engine if callable(engine) else (lambda: engine)
     auth = dict(
         token_verifier=AccessFileVerifier(access),
         auth=AuthSettings(issuer_url="http://127.0.0.1/", resource_server_url=None),
@@ -194,24 +202,28 @@ def build_server(engine: Engine, caller: Caller, access: Access | None = None) -
     ) -> Annotated[CallToolResult, SearchResults]:
         """Rank the documents you may read against a query (best first). Search for an entity
         name to read what is stated about it; use the entities you read as your next queries."""
-        who = caller()
+        who, engine = caller(), current()
         hits = engine.search(query, who.groups, k)
         return _compact(SearchResults(results=[
             SearchResult(id=h.doc.id, title=h.doc.title, text=h.doc.text[:MAX_RESULT_TEXT_CHARS], score=h.score,
                          source=h.doc.source, trusted=engine.provenance.admits(h.doc), updated=_date(h.doc),
-                         facts=_facts(engine, h.doc))
+                         facts=_facts(engine, h.doc), document=h.doc.document_id, section=h.doc.section)
             for h in hits]))
 
     @server.tool(annotations=read_only)
     async def fetch(
-        id: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS, description="Document id.")],
+        id: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS, description="Passage or document id.")],
+        document: Annotated[bool, Field(description="Return the whole document the passage belongs to.")] = False,
     ) -> Annotated[CallToolResult, Document]:
-        """Read one document by id, with its provenance and the facts read from it."""
-        doc = engine.fetch(id, caller().groups)
+        """Read one passage by id, with its provenance and the facts read from it; document=true
+        returns the whole document it belongs to."""
+        engine = current()
+        doc = (engine.document if document else engine.fetch)(id, caller().groups)
         if doc is None:
             raise ToolError(f"no document with id {id!r} is available to you")
         return _compact(Document(id=doc.id, title=doc.title, text=doc.text, source=doc.source,
-                                 trusted=engine.provenance.admits(doc), updated=_date(doc), facts=_facts(engine, doc)))
+                                 trusted=engine.provenance.admits(doc), updated=_date(doc), facts=_facts(engine, doc),
+                                 document=doc.document_id, section=doc.section))
 
     @server.tool(annotations=read_only)
     async def graph_walk(
@@ -221,7 +233,7 @@ def build_server(engine: Engine, caller: Caller, access: Access | None = None) -
     ) -> Annotated[CallToolResult, WalkResult]:
         """Walk your entity graph (trusted, readable documents only) from `start` to the first entity
         holding `relation`; returns the answer with its citation path, or answer=null."""
-        walk = local_search(engine.graph(caller().groups), start, relation, max_hops)
+        walk = local_search(current().graph(caller().groups), start, relation, max_hops)
         status = walk.resolution.status if walk.resolution else "unreached"
         return _compact(WalkResult(
             answer=walk.answer,
@@ -232,6 +244,7 @@ def build_server(engine: Engine, caller: Caller, access: Access | None = None) -
     def graph_overview() -> Annotated[CallToolResult, Overview]:
         """The relation inventory of your entity graph: which kinds of facts you can reach, with the
         phrases documents and questions use for each relation."""
+        engine = current()
         graph = engine.graph(caller().groups)
         counts = relation_counts(graph)
         relations = [RelationInfo(name=r.name, count=counts[r.name], cues=list(r.cues), asks=list(r.asks))
@@ -248,12 +261,13 @@ def build_server(engine: Engine, caller: Caller, access: Access | None = None) -
     ) -> Annotated[CallToolResult, GrepResult]:
         """Find lines containing `text` literally (case-sensitive, no patterns) in documents you may
         read. Use it for exact identifiers and error strings."""
-        matches = engine.grep(text, caller().groups, k)
+        matches = current().grep(text, caller().groups, k)
         return _compact(GrepResult(matches=[GrepMatch(id=i, line=line[:MAX_LINE_CHARS]) for i, line in matches]))
 
     @server.custom_route("/health", methods=["GET"])
     async def health(_: Request) -> JSONResponse:
-        return JSONResponse({"status": "ok", "documents": len(engine.docs)})
+        engine = current()
+        return JSONResponse({"status": "ok", "documents": len(engine.docs), "generation": engine.generation})
 
     return server
 

@@ -116,7 +116,7 @@ def test_missing_or_wrong_token_is_401(http_server, headers):
 
 def test_health_route(http_server):
     response = httpx.get(f"{http_server.base}/health")
-    assert response.status_code == 200 and response.json() == {"status": "ok", "documents": 10}
+    assert response.status_code == 200 and response.json() == {"status": "ok", "documents": 10, "generation": 0}
 
 
 @pytest.mark.parametrize(

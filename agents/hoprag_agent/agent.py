@@ -27,7 +27,7 @@ def build(settings: Settings) -> tuple[SequentialAgent, CallerToolset]:
     user is) is read on the first tool listing.
     """
     toolset = CallerToolset(access_file=hoprag_settings.access_path(settings), corpus=settings.corpus,
-                            ranker=settings.ranker, mcp_url=settings.mcp_url)
+                            ranker=settings.ranker, mcp_url=settings.mcp_url, store=settings.store)
     common = dict(model=settings.model, include_contents="none")
     tool_books = dict(before_tool_callback=callbacks.before_tool, after_tool_callback=callbacks.after_tool)
     planner = LlmAgent(name="planner", description="Decides start entity and goal relation; runs the first search.",

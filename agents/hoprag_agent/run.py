@@ -18,9 +18,10 @@ from .callbacks import LEDGER
 APP = "hoprag_agent"
 
 
-async def ask(question: str, user_id: str, corpus: Path | None = None, access: Path | None = None) -> dict[str, Any]:
+async def ask(question: str, user_id: str, corpus: Path | None = None, access: Path | None = None,
+              store: Path | None = None) -> dict[str, Any]:
     """Answer ``question`` as ``user_id``; the structured fields come from the gate over the final ledger."""
-    root, toolset = build(hoprag_settings.resolve(corpus=corpus, access=access))
+    root, toolset = build(hoprag_settings.resolve(corpus=corpus, access=access, store=store))
     runner = InMemoryRunner(agent=root, app_name=APP)
     try:
         session = await runner.session_service.create_session(app_name=APP, user_id=user_id)

@@ -28,9 +28,11 @@ TOOLS = ["search", "fetch", "graph_walk", "graph_overview", "grep"]
 class CallerToolset(BaseToolset):
     """The hoprag MCP tools as the session user's principal (no tools for unknown users)."""
 
-    def __init__(self, *, access_file: Path, corpus: Path, ranker: str | None = None, mcp_url: str | None = None):
+    def __init__(self, *, access_file: Path, corpus: Path, ranker: str | None = None, mcp_url: str | None = None,
+                 store: Path | None = None):
         super().__init__()
         self.corpus, self.access_file, self.ranker = str(corpus), str(access_file), ranker
+        self.store = str(store) if store is not None else None
         self.mcp_url = mcp_url
         self._access: Access | None = None
         self._lock = threading.Lock()
@@ -64,6 +66,8 @@ class CallerToolset(BaseToolset):
                     "--corpus", self.corpus, "--access", self.access_file]
             if self.ranker:
                 args += ["--ranker", self.ranker]
+            if self.store:
+                args += ["--store", self.store]
             self._stdio[principal.name] = McpToolset(
                 connection_params=StdioConnectionParams(
                     server_params=StdioServerParameters(command=sys.executable, args=args), timeout=60),

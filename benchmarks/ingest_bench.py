@@ -1,0 +1,197 @@
+"""``hoprag bench ingest``: indexing speed, incremental re-indexing, store size, reload latency and
+server cold start from a store against loading the same corpus from JSONL.
+
+Everything goes through the product's front doors: :func:`hoprag.ingest.index` into a store, and
+``python -m mcp_server --store`` / ``--corpus`` subprocesses timed from launch until they announce
+their URL (every principal's views and graphs built), then one search over HTTP.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import typer
+
+from hoprag.ingest import index
+from hoprag.settings import DEMO_CORPUS
+from hoprag.store import open_store
+
+from . import synthetic
+from .httpload import ServerProcess, mcp_command
+from .server_bench import OUT, machine
+
+FOLDERS = {("engineering",): "engineering", ("finance",): "finance", ("engineering", "ops"): "engineering-ops"}
+
+
+def write_files(src: Path, n: int, seed: int = 0) -> Path:
+    """``n`` synthetic passages as ordinary Markdown files in nested folders whose groups come from
+    ``corpus.yaml`` rules (no front matter, except ``trusted: false`` on uploads)."""
+    if src.exists():
+        shutil.rmtree(src)
+    records, _ = synthetic.generate(n, seed)
+    for i, r in enumerate(records):
+        path = src / FOLDERS[tuple(r["groups"])] / f"{i // 100:03d}" / f"{r['id']}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        head = "---\ntrusted: false\n---\n" if not r["trusted"] else ""
+        path.write_text(f"{head}# {r['title']}\n\n{r['text']}\n", encoding="utf-8")
+    rules = "".join(f"  - path: {folder}/\n    groups: [{', '.join(groups)}]\n" for groups, folder in FOLDERS.items())
+    (src / "corpus.yaml").write_text(f"rules:\n{rules}", encoding="utf-8")
+    shutil.copy(DEMO_CORPUS / "relations.yaml", src / "relations.yaml")
+    return src
+
+
+def timed_index(src: Path, db: Path, max_bytes: int | None = None) -> dict[str, Any]:
+    store = open_store(db, create=True)
+    try:
+        start = time.perf_counter()
+        report = index(src, store, max_bytes=max_bytes) if max_bytes else index(src, store)
+        seconds = time.perf_counter() - start
+        if report.failed:
+            raise RuntimeError(f"indexing failed: {report.failed[0]}")
+        return {"seconds": round(seconds, 3), "files": report.files, "passages_written": report.passages,
+                "passages": report.total_passages, "passages_per_s": round(report.passages / seconds, 1),
+                "store_mb": round(store.size_bytes() / 2**20, 1), "generation": report.generation}
+    finally:
+        store.close()
+
+
+def first_search(server: ServerProcess, token: str, query: str) -> float:
+    """Milliseconds for one MCP ``search`` over HTTP (stateless: no session to open first)."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "search", "arguments": {"query": query, "k": 5}}}
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream",
+               "MCP-Protocol-Version": "2025-11-25"}
+    start = time.perf_counter()
+    response = httpx.post(f"{server.base}/mcp", json=body, headers=headers, timeout=600)
+    elapsed = (time.perf_counter() - start) * 1000
+    result = response.json().get("result") if response.status_code == 200 else None
+    if not result or result.get("isError") or not result["structuredContent"]["results"]:
+        raise RuntimeError(f"search failed or found nothing: {response.status_code} {response.text[:300]}")
+    return round(elapsed, 1)
+
+
+def cpu_s(pid: int) -> float:
+    """CPU seconds (user + system, all threads) a process has used: robust to a busy machine, unlike wall time."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cold_start(argv: list[str], token: str, query: str) -> dict[str, Any]:
+    with ServerProcess(argv) as proc:
+        ready = cpu_s(proc.pid)
+        first = first_search(proc, token, query)
+        return {"startup_s": round(proc.startup_s, 2), "startup_cpu_s": round(ready, 2), "first_search_ms": first,
+                "first_search_cpu_s": round(cpu_s(proc.pid) - ready, 2), "rss_mb": round(proc.rss_mb(), 1)}
+
+
+def reload_latency(src: Path, db: Path, access: Path, token: str) -> dict[str, Any]:
+    """Seconds from a committed re-index to the running server answering from the new generation."""
+    with ServerProcess([sys.executable, "-m", "mcp_server", "--transport", "http", "--port", "0",
+                        "--store", str(db), "--access", str(access)]) as proc:
+        changed = next(src.rglob("*.md"))
+        changed.write_text(changed.read_text(encoding="utf-8") + "\nA reload marker paragraph.\n", encoding="utf-8")
+        step = timed_index(src, db)
+        committed = time.perf_counter()
+        while httpx.get(f"{proc.base}/health").json()["generation"] != step["generation"]:
+            if time.perf_counter() - committed > 600:
+                raise RuntimeError("the server did not pick up the change")
+            time.sleep(0.02)
+        return {"reindex_s": step["seconds"], "reload_s": round(time.perf_counter() - committed, 2)}
+
+
+def ingest(
+    files: int = typer.Option(10_000, "--files", min=10, help="Synthetic Markdown files to index."),
+    passages: int = typer.Option(100_000, "--passages", min=100, help="Passages for the cold-start comparison."),
+    out: Path = typer.Option(OUT / "ingest", "--out", help="Directory for the corpora, stores and ingest.json."),
+) -> dict[str, Any]:
+    """Index N files (s, passages/s), re-index unchanged and after one change, store size, reload latency,
+    and serve cold start from a store vs from the JSONL corpus."""
+    out.mkdir(parents=True, exist_ok=True)
+    token = synthetic.token_for("engineering")
+    report: dict[str, Any] = {"machine": machine(), "load_average": os.getloadavg()[0], "files": files,
+                              "passages": passages}
+
+    src, db = write_files(out / "files", files), out / "files.db"
+    for stale in out.glob("*.db*"):
+        stale.unlink()
+    report["index"] = timed_index(src, db)
+    report["reindex_unchanged"] = timed_index(src, db)
+    one = next(src.rglob("*.md"))
+    one.write_text(one.read_text(encoding="utf-8").replace("notes", "notes (edited)", 1), encoding="utf-8")
+    report["reindex_one_changed"] = timed_index(src, db)
+    synthetic.write(out / "small", 10)  # an access file with the synthetic principals and tokens
+    access = out / "small" / "access.yaml"
+    report["reload"] = reload_latency(src, db, access, token)
+
+    corpus = synthetic.write(out / f"corpus-{passages}", passages)
+    big = out / f"store-{passages}.db"
+    report["index_jsonl"] = timed_index(corpus, big, max_bytes=2**31)
+    query = json.loads((corpus.parent / "queries.json").read_text())[0]
+    serve = [sys.executable, "-m", "mcp_server", "--transport", "http", "--port", "0"]
+    report["cold_start"] = {
+        "corpus_jsonl": cold_start(mcp_command(corpus, corpus.parent / "access.yaml"), token, query),
+        "store_first": cold_start([*serve, "--store", str(big), "--access", str(corpus.parent / "access.yaml")], token, query),
+        "store_again": cold_start([*serve, "--store", str(big), "--access", str(corpus.parent / "access.yaml")], token, query),
+    }
+    report["load_average_after"] = os.getloadavg()[0]
+    (out / "ingest.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
+    typer.echo(table(report))
+    return report
+
+
+def table(report: dict[str, Any]) -> str:
+    i, u, c, r, j = (report[k] for k in ("index", "reindex_unchanged", "reindex_one_changed", "reload", "index_jsonl"))
+    lines = ["| step | seconds | passages written | passages/s | store MB |", "|---|---|---|---|---|",
+             f"| index {report['files']:,} files | {i['seconds']:.2f} | {i['passages_written']:,} | {i['passages_per_s']:,.0f} | {i['store_mb']} |",
+             f"| re-index, nothing changed | {u['seconds']:.2f} | {u['passages_written']} | | {u['store_mb']} |",
+             f"| re-index, one file changed | {c['seconds']:.2f} | {c['passages_written']} | | {c['store_mb']} |",
+             f"| index one {report['passages']:,}-line JSONL | {j['seconds']:.2f} | {j['passages_written']:,} | {j['passages_per_s']:,.0f} | {j['store_mb']} |",
+             "", f"Reload: a one-file re-index took {r['reindex_s']:.2f} s; the running server answered from the "
+             f"new generation {r['reload_s']:.2f} s after the commit.", "",
+             f"| serve {report['passages']:,} passages | start-up s (until listening) | of it CPU s | first search ms | of it CPU s | RSS MB |",
+             "|---|---|---|---|---|---|"]
+    names = {"corpus_jsonl": "`--corpus` JSONL", "store_first": "`--store`, first start (views built and saved)",
+             "store_again": "`--store`, next start (views loaded)"}
+    for key, name in names.items():
+        s = report["cold_start"][key]
+        lines.append(f"| {name} | {s['startup_s']:.2f} | {s['startup_cpu_s']:.2f} | {s['first_search_ms']:,.0f} | "
+                     f"{s['first_search_cpu_s']:.2f} | {s['rss_mb']:.0f} |")
+    return "\n".join(lines)
+
+
+def phases(
+    store: Path = typer.Option(..., "--store", help="A store built by `hoprag index`."),
+    access: Path = typer.Option(..., "--access", help="Its access file: every principal's view and graph is built."),
+) -> None:
+    """CPU and wall seconds of each start-up phase over a store, in this process (run it twice: the first
+    run builds and saves the derived data, the second loads it)."""
+    from hoprag.access import load_access
+    from hoprag.engine import Engine
+
+    clock = [time.process_time(), time.perf_counter()]
+
+    def lap(name: str) -> None:
+        cpu, wall = time.process_time(), time.perf_counter()
+        typer.echo(f"| {name} | {cpu - clock[0]:.2f} | {wall - clock[1]:.2f} |")
+        clock[:] = [cpu, wall]
+
+    typer.echo("| phase | CPU s | wall s |\n|---|---|---|")
+    engine = Engine.from_snapshot(open_store(store).snapshot())
+    lap(f"snapshot + engine ({engine.ranker})")
+    principals = load_access(access).principals.values()
+    for p in principals:
+        engine.searcher.view(p.groups)
+    lap("views")
+    for p in principals:
+        engine.graph(p.groups)
+    lap("graphs")
+    engine.entities  # noqa: B018 - a cached property
+    lap("entity index")
+    engine.search("Who owns Project X", next(iter(principals)).groups, 5)
+    lap("first search")

@@ -1,0 +1,73 @@
+"""Which files of a source folder are documents: recursive, symlink-safe, nothing dropped silently.
+
+Symlinks are followed only while they stay inside the source folder (a link out of it is refused:
+indexing must not read what the operator did not point at), and a directory is entered once, so a
+link loop ends with a problem instead of recursion. Hidden entries (``.git``, ``.DS_Store``) and the
+corpus's own config files at the top are not documents and are passed over.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..corpus import CONFIG_FILES, Problem
+
+
+@dataclass(frozen=True)
+class Found:
+    """A candidate document: its real path and its path relative to the source (the mirror's key)."""
+
+    path: Path
+    rel: str
+
+
+def discover(src: Path) -> tuple[list[Found], list[Problem]]:
+    """Every regular file under ``src`` (or ``src`` itself), sorted by relative path, plus refusals."""
+    root = src.resolve()
+    if root.is_file():
+        return [Found(root, root.name)], []
+    found: list[Found] = []
+    problems: list[Problem] = []
+    entered: set[Path] = set()
+
+    def walk(real: Path, shown: Path, rel: str) -> None:
+        entered.add(real)
+        try:
+            entries = sorted(os.scandir(real), key=lambda e: e.name)
+        except OSError as exc:
+            problems.append(Problem(str(shown), "file", f"unreadable directory: {exc.strerror or exc}"))
+            return
+        for entry in entries:
+            name, where = entry.name, shown / entry.name
+            child_rel = f"{rel}{name}"
+            if name.startswith(".") or (not rel and name in CONFIG_FILES):
+                continue
+            target = Path(entry.path)
+            if entry.is_symlink():
+                try:
+                    target = target.resolve(strict=True)
+                except RuntimeError:
+                    problems.append(Problem(str(where), "symlink", "symlink loop; remove or fix the link"))
+                    continue
+                except OSError as exc:
+                    msg = "symlink loop" if exc.errno == 40 else f"broken symlink ({exc.strerror or exc})"
+                    problems.append(Problem(str(where), "symlink", f"{msg}; remove or fix the link"))
+                    continue
+                if target != root and root not in target.parents:
+                    problems.append(Problem(str(where), "symlink", f"points outside the source folder (to {target}); "
+                                            "refused: copy the file in or index its folder instead"))
+                    continue
+            if target.is_dir():
+                if target in entered:
+                    problems.append(Problem(str(where), "symlink", "symlink loop (a folder reached twice); remove the link"))
+                    continue
+                walk(target, where, child_rel + "/")
+            elif target.is_file():
+                found.append(Found(target, child_rel))
+            else:
+                problems.append(Problem(str(where), "file", "not a regular file (device, socket or pipe); move it out"))
+
+    walk(root, src, "")
+    return found, problems

@@ -1,0 +1,121 @@
+"""Persistent stores: documents, passages, content digests and derived index data behind one protocol.
+
+``hoprag index`` mirrors a source folder into a store; ``hoprag serve|ask|search --store`` start from
+it without re-parsing. The embedded SQLite file (:mod:`.sqlite`, standard library) is the default;
+another backend (PostgreSQL) implements :class:`Store` and is chosen by :func:`open_store`.
+
+Every change is one atomic commit that bumps the store's *generation*; a reader takes a
+:class:`Snapshot` of one generation, so it never sees half an update, and a server polls
+:meth:`Store.generation` to know when to swap in a fresh engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from ..corpus import Doc
+from ..lexicon import Lexicon, Relation
+from ..read import Triple
+from ..cache import Derived
+
+
+@dataclass(frozen=True)
+class Config:
+    """The validated corpus configuration a store carries (from ``corpus.yaml``, ``relations.yaml``,
+    ``allowlist.yaml`` in the indexed folder), so a store serves without its source folder."""
+
+    lexicon: Lexicon = Lexicon(())
+    allowlist: tuple[str, ...] | None = None
+    ranker: str | None = None
+
+    def as_json(self) -> dict:
+        return {"relations": [{"name": r.name, "cues": list(r.cues), "asks": list(r.asks)} for r in self.lexicon.relations],
+                "allowlist": list(self.allowlist) if self.allowlist is not None else None, "ranker": self.ranker}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Config":
+        relations = tuple(Relation(r["name"], tuple(r["cues"]), tuple(r["asks"])) for r in data.get("relations", ()))
+        allow = data.get("allowlist")
+        return cls(Lexicon(relations), tuple(allow) if allow is not None else None, data.get("ranker"))
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A passage with the facts read from it at index time (under the store's lexicon)."""
+
+    doc: Doc
+    facts: tuple[Triple, ...]
+
+
+@dataclass
+class Changes:
+    """One mirror step, applied as a single commit: files (re)indexed with their passages, files gone."""
+
+    source: str
+    config: Config
+    config_digest: str
+    upsert: dict[str, tuple[str, list[Passage]]] = field(default_factory=dict)  # file -> (digest, passages)
+    delete: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything an engine needs, read at one generation; ``derived`` persists what engines build
+    over it (search views, the entity index), so the next process of this generation loads them."""
+
+    generation: int
+    docs: tuple[Doc, ...]
+    facts: dict[str, tuple[Triple, ...]]
+    config: Config
+    derived: Derived | None = None
+
+
+class StoreError(ValueError):
+    """A store that cannot be opened or used; the message names it."""
+
+
+class Store(Protocol):
+    """What ingestion and the engine need from a persistent store."""
+
+    def generation(self) -> int:
+        """The number of the last committed change (0: empty). Cheap: servers poll it."""
+
+    def source(self) -> str | None:
+        """The source folder (or file) this store mirrors, if it has been indexed."""
+
+    def config_digest(self) -> str | None:
+        """The digest of the configuration the stored facts were derived under."""
+
+    def files(self) -> dict[str, str]:
+        """Mirrored source files (relative path) and the digest each was indexed at."""
+
+    def documents(self) -> dict[str, str]:
+        """Document id -> the source file it came from (ids are unique across the store)."""
+
+    def passage_count(self) -> int:
+        """How many passages the store holds."""
+
+    def apply(self, changes: Changes) -> int:
+        """Apply ``changes`` in one atomic commit; returns the new generation. Deleting a file removes
+        every passage and fact derived from it, and all derived data (views, entities) of older generations."""
+
+    def snapshot(self) -> Snapshot:
+        """A consistent read of one generation."""
+
+    def size_bytes(self) -> int:
+        """Bytes on disk (or in the database) the store takes."""
+
+    def close(self) -> None: ...
+
+
+def open_store(target: str | Path, create: bool = False) -> Store:
+    """Open the store ``target`` names: a file path is an embedded SQLite store.
+
+    ``create`` makes a new empty store when the file does not exist (``hoprag index``); readers
+    (serve, ask, search) get a :class:`StoreError` instead, naming the path.
+    """
+    from .sqlite import SqliteStore
+
+    return SqliteStore(Path(target), create=create)

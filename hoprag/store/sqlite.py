@@ -1,0 +1,185 @@
+"""The embedded store: one SQLite file (standard library ``sqlite3``), nothing to install.
+
+WAL journaling lets readers work during a write: a writer's whole mirror step is one
+``BEGIN IMMEDIATE`` ... ``COMMIT`` transaction, and a reader's snapshot is one read transaction,
+which SQLite serves from a single committed state -- never a mix of old and new rows.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..corpus import Doc
+from . import Changes, Config, Snapshot, StoreError
+
+log = logging.getLogger("hoprag.store")
+SCHEMA_VERSION = "1"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, digest TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS passages (
+    id TEXT PRIMARY KEY,
+    file TEXT NOT NULL REFERENCES files(path) ON DELETE CASCADE,
+    document TEXT NOT NULL, position INTEGER NOT NULL, section TEXT NOT NULL,
+    title TEXT NOT NULL, text TEXT NOT NULL, groups TEXT NOT NULL, trusted INTEGER NOT NULL,
+    source TEXT NOT NULL, updated TEXT, triples TEXT, facts TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS passages_file ON passages(file, document, position);
+CREATE TABLE IF NOT EXISTS derived (
+    generation INTEGER NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL, data BLOB NOT NULL,
+    PRIMARY KEY (generation, kind, key));
+"""
+_COLUMNS = "id, file, document, position, section, title, text, groups, trusted, source, updated, triples, facts"
+
+
+@dataclass(frozen=True)
+class _Derived:
+    """The derived-data cache of one generation of a store (:class:`hoprag.cache.Derived`)."""
+
+    store: "SqliteStore"
+    generation: int
+
+    def load(self, kind: str, key: str) -> bytes | None:
+        return self.store.load_derived(self.generation, kind, key)
+
+    def save(self, kind: str, key: str, blob: bytes) -> None:
+        self.store.save_derived(self.generation, kind, key, blob)
+
+
+class SqliteStore:
+    """A :class:`~hoprag.store.Store` in one SQLite file."""
+
+    def __init__(self, path: Path, create: bool = False):
+        self.path = path
+        if not path.exists() and not create:
+            raise StoreError(f"{path}: no such store; build it with `hoprag index SRC --store {path}`")
+        if path.is_dir():
+            raise StoreError(f"{path}: is a directory; --store takes a file path (an SQLite file)")
+        try:
+            self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            version = self._meta("schema")
+            if version is None:
+                if not create and self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                    raise StoreError(f"{path}: not a hoprag store (no schema version); pass another --store path")
+                self._db.executescript(_SCHEMA)
+                self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?), ('generation', '0')", (SCHEMA_VERSION,))
+            elif version != SCHEMA_VERSION:
+                raise StoreError(f"{path}: store schema {version}, this hoprag reads {SCHEMA_VERSION}; re-index into a new store")
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{path}: not a usable SQLite store ({exc})") from None
+        self._lock = threading.Lock()  # one connection, shared by a server's poller and loader threads
+
+    def _meta(self, key: str) -> str | None:
+        try:
+            row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        except sqlite3.OperationalError:  # a fresh file: no meta table yet
+            return None
+        return row[0] if row else None
+
+    def generation(self) -> int:
+        with self._lock:
+            return int(self._meta("generation") or 0)
+
+    def source(self) -> str | None:
+        with self._lock:
+            return self._meta("source")
+
+    def config_digest(self) -> str | None:
+        with self._lock:
+            return self._meta("config_digest")
+
+    def files(self) -> dict[str, str]:
+        with self._lock:
+            return dict(self._db.execute("SELECT path, digest FROM files"))
+
+    def documents(self) -> dict[str, str]:
+        with self._lock:
+            return dict(self._db.execute("SELECT DISTINCT document, file FROM passages"))
+
+    def passage_count(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT count(*) FROM passages").fetchone()[0]
+
+    def apply(self, changes: Changes) -> int:
+        rows = [(p.doc.id, path, p.doc.document_id, p.doc.position, p.doc.section, p.doc.title, p.doc.text,
+                 json.dumps(sorted(p.doc.groups)), int(p.doc.trusted), p.doc.source,
+                 p.doc.updated.isoformat() if p.doc.updated else None,
+                 json.dumps(p.doc.triples) if p.doc.triples is not None else None,
+                 json.dumps(p.facts))
+                for path, (_, passages) in changes.upsert.items() for p in passages]
+        with self._lock:
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                gone = [*changes.delete, *changes.upsert]
+                db.executemany("DELETE FROM files WHERE path = ?", [(f,) for f in gone])  # cascades to passages
+                db.executemany("INSERT INTO files VALUES (?, ?)", [(f, d) for f, (d, _) in changes.upsert.items()])
+                db.executemany(f"INSERT INTO passages ({_COLUMNS}) VALUES ({', '.join('?' * 13)})", rows)
+                generation = int(self._meta("generation") or 0) + 1
+                db.execute("DELETE FROM derived")  # built over an older generation: never served again
+                db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [
+                    ("generation", str(generation)), ("source", changes.source),
+                    ("config", json.dumps(changes.config.as_json())), ("config_digest", changes.config_digest)])
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        return generation
+
+    def snapshot(self) -> Snapshot:
+        with self._lock:
+            db = self._db
+            db.execute("BEGIN")  # one read transaction: every row below is of one committed generation
+            try:
+                generation = int(self._meta("generation") or 0)
+                config = Config.from_json(json.loads(self._meta("config") or "{}"))
+                rows = db.execute(f"SELECT {_COLUMNS} FROM passages ORDER BY file, document, position").fetchall()
+            finally:
+                db.execute("COMMIT")
+        docs, facts = [], {}
+        group_sets: dict[str, frozenset[str]] = {}  # most passages share a few group sets: share the objects
+        for (pid, _, document, position, section, title, text, groups, trusted, source, updated, triples,
+             fact_json) in rows:
+            gs = group_sets.get(groups)
+            if gs is None:
+                gs = group_sets[groups] = frozenset(json.loads(groups))
+            docs.append(Doc(pid, text, gs, bool(trusted), title, source,
+                            dt.date.fromisoformat(updated) if updated else None,
+                            tuple(map(tuple, json.loads(triples))) if triples else None,
+                            "" if document == pid else document, position, section))
+            facts[pid] = tuple(map(tuple, json.loads(fact_json))) if fact_json != "[]" else ()
+        return Snapshot(generation, tuple(docs), facts, config, _Derived(self, generation))
+
+    def load_derived(self, generation: int, kind: str, key: str) -> bytes | None:
+        try:
+            with self._lock:
+                row = self._db.execute("SELECT data FROM derived WHERE generation = ? AND kind = ? AND key = ?",
+                                       (generation, kind, key)).fetchone()
+        except sqlite3.Error as exc:  # a cache that cannot be read is a cache miss
+            log.info("%s: derived data unreadable: %s", self.path, exc)
+            return None
+        return row[0] if row else None
+
+    def save_derived(self, generation: int, kind: str, key: str, blob: bytes) -> None:
+        """Persist derived data, only while its generation is still the newest (never a stale row)."""
+        try:
+            with self._lock:
+                self._db.execute(
+                    "INSERT OR IGNORE INTO derived SELECT ?, ?, ?, ? WHERE (SELECT value FROM meta WHERE key = 'generation') = ?",
+                    (generation, kind, key, blob, str(generation)))
+        except sqlite3.Error as exc:  # a read-only store still serves; it just builds again each start
+            log.info("%s: derived data not saved: %s", self.path, exc)
+
+    def size_bytes(self) -> int:
+        return sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

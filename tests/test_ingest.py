@@ -1,0 +1,283 @@
+"""Ingestion of ordinary files: formats, metadata defaults and rules, chunking, bad input, incremental runs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from hoprag.engine import Engine
+from hoprag.ingest import IngestError, index
+from hoprag.ingest.chunk import chunk
+from hoprag.ingest.meta import document_id
+from hoprag.store import open_store
+from hoprag_cli.main import app
+
+from ingest_tree import build, pdf_bytes
+
+ENG, FIN = frozenset({"engineering"}), frozenset({"finance"})
+
+
+def run_index(src: Path, db: Path, *groups: str):
+    store = open_store(db, create=True)
+    try:
+        return index(src, store, groups)
+    finally:
+        store.close()
+
+
+def engine_of(db: Path, ranker: str | None = None) -> Engine:
+    return Engine.from_snapshot(open_store(db).snapshot(), ranker)  # the store stays open: it caches views
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    return build(tmp_path)
+
+
+def test_every_format_is_read_with_defaults(tree: Path, tmp_path: Path):
+    report = run_index(tree, tmp_path / "s.db", "engineering")
+    assert (report.failed, report.skipped) == ([], [])
+    assert (report.files, report.new) == (6, 6)
+    docs = {d.id: d for d in engine_of(tmp_path / "s.db").docs}
+    assert set(docs) == {"notes/heron.md#1", "notes/heron.md#2", "notes/deep/quill.txt", "basalt.html",
+                         "finance/budget.md", "uploads/inbox.txt", "manuals/pager.pdf"}
+    heron = docs["notes/heron.md#1"]
+    assert (heron.title, heron.section, heron.document_id, heron.position) == ("Heron overview", "Heron overview",
+                                                                                "notes/heron.md", 0)
+    assert docs["notes/heron.md#2"].section == "Team" and docs["notes/heron.md#2"].position == 1
+    assert heron.source == (tree / "notes/heron.md").resolve().as_uri() and heron.trusted
+    assert heron.groups == ENG and heron.updated is not None
+    assert docs["notes/deep/quill.txt"].title == "quill"  # no heading: the file name
+    html = docs["basalt.html"]
+    assert html.title == "Basalt storage" and "eu-north-2" in html.text
+    assert "xx-script-1" not in html.text and "color" not in html.text  # scripts and styles are not visible text
+    assert "pager rotation handbook" in docs["manuals/pager.pdf"].text
+    assert docs["finance/budget.md"].groups == FIN  # front matter wins over --groups
+    assert not docs["uploads/inbox.txt"].trusted  # the corpus.yaml rule
+    assert docs["basalt.html"].trusted
+
+
+def test_untrusted_upload_is_never_evidence(tree: Path, tmp_path: Path):
+    run_index(tree, tmp_path / "s.db", "engineering")
+    engine = engine_of(tmp_path / "s.db")
+    upload = engine.fetch("uploads/inbox.txt", ENG)
+    assert engine.facts(upload)  # the reader sees a fact ...
+    assert engine.evidence(upload) == ()  # ... the gate admits none
+    assert "zz-upload-9" not in {o for (_, _, o, _) in engine.graph(ENG).edges()}
+
+
+def test_a_document_with_no_groups_from_anywhere_is_an_error_naming_it(tree: Path, tmp_path: Path):
+    report = run_index(tree, tmp_path / "s.db")  # no --groups, no rule giving groups
+    failed = {Path(p.where).name for p in report.failed}
+    assert "heron.md" in failed and "budget.md" not in failed
+    assert all("no groups from anywhere" in p.message for p in report.failed)
+    assert [d.id for d in engine_of(tmp_path / "s.db").docs] == ["finance/budget.md"]
+
+
+def test_rules_give_groups_per_folder_and_later_rules_win(tree: Path, tmp_path: Path):
+    (tree / "corpus.yaml").write_text("rules:\n  - path: notes/\n    groups: [ops]\n"
+                                      "  - path: notes/deep/*.txt\n    groups: [engineering, ops]\n"
+                                      "  - path: uploads/\n    trusted: false\n")
+    run_index(tree, tmp_path / "s.db", "engineering")
+    docs = {d.id: d for d in engine_of(tmp_path / "s.db").docs}
+    assert docs["notes/heron.md#1"].groups == {"ops"}
+    assert docs["notes/deep/quill.txt"].groups == {"engineering", "ops"}
+    assert docs["basalt.html"].groups == ENG
+
+
+def test_bad_rules_are_one_line_naming_the_file(tree: Path, tmp_path: Path):
+    (tree / "corpus.yaml").write_text("rules:\n  - path: notes/\n    colour: blue\n")
+    with pytest.raises(IngestError, match=r"corpus.yaml: field 'rules\[0\].colour': unknown key"):
+        run_index(tree, tmp_path / "s.db", "engineering")
+
+
+def test_chunking_on_headings_and_paragraphs_within_the_bound():
+    body = "# Intro\n\n" + "\n\n".join(f"Paragraph {i} " + "word " * 40 for i in range(12)) + \
+           "\n\n## Details\n\n" + "Long sentence number one. " * 200
+    parts = chunk(body, limit=600)
+    assert all(len(text) <= 600 for _, text in parts)
+    assert parts[0][0] == "Intro" and parts[-1][0] == "Details"
+    assert {s for s, _ in parts} == {"Intro", "Details"}
+    assert " ".join(" ".join(t for _, t in parts).split()) == " ".join(body.replace("#", "").split())
+    assert chunk("# not a heading in text\n\nmore", headings=False) == [("", "# not a heading in text\n\nmore")]
+
+
+def test_long_markdown_becomes_passages_with_document_and_section(tmp_path: Path):
+    src = tmp_path / "src"
+    src.mkdir()
+    sections = "\n\n".join(f"## Part {i}\n\n" + ("Zebra facts are listed here. " * 30) for i in range(5))
+    (src / "long.md").write_text(f"# Zebra guide\n\n{sections}\n")
+    run_index(src, tmp_path / "s.db", "engineering")
+    engine = engine_of(tmp_path / "s.db")
+    assert len(engine.docs) > 5 and {d.document_id for d in engine.docs} == {"long.md"}
+    assert [d.position for d in engine.docs] == list(range(len(engine.docs)))
+    whole = engine.document("long.md#3", ENG)
+    assert whole.id == "long.md" and whole.text.count("Zebra facts") == 150
+    assert engine.document("long.md", ENG).text == whole.text
+    assert engine.document("long.md", FIN) is None and engine.document("nope", ENG) is None
+
+
+def test_jsonl_of_id_and_text_lines_takes_defaults(tmp_path: Path):
+    src = tmp_path / "notes.jsonl"
+    src.write_text('{"id": "a1", "text": "Alpha depends on Beta."}\n{"id": "a2", "text": "Gamma.", "trusted": false}\n')
+    report = run_index(src, tmp_path / "s.db", "engineering")
+    assert report.failed == [] and report.passages == 2
+    docs = {d.id: d for d in engine_of(tmp_path / "s.db").docs}
+    assert docs["a1"].groups == ENG and docs["a1"].trusted and not docs["a2"].trusted
+    assert docs["a1"].source == src.resolve().as_uri()
+
+
+def test_bad_input_is_one_line_per_file_and_nothing_else_is_lost(tree: Path, tmp_path: Path):
+    (tree / "garbage.pdf").write_bytes(os.urandom(2000))
+    with open(tree / "huge.txt", "wb") as f:  # 100 MB, sparse: the size is refused before reading
+        f.truncate(100 * 2**20)
+    (tree / "latin1.txt").write_bytes("caf\xe9 au lait".encode("latin-1"))
+    (tree / "loop_a").symlink_to(tree / "loop_b")
+    (tree / "loop_b").symlink_to(tree / "loop_a")
+    (tree / "notes/up").symlink_to(tree)  # a folder link back up: entered once
+    outside = tmp_path / "secret.txt"
+    outside.write_text("outside secret")
+    (tree / "outside.txt").symlink_to(outside)
+    (tree / "extra.md").write_text("---\ngroups: [engineering]\ncolour: red\n---\nHello.\n")
+    (tree / "photo.png").write_bytes(b"\x89PNG")
+    result = CliRunner().invoke(app, ["index", str(tree), "--store", str(tmp_path / "s.db"), "--groups", "engineering"])
+    assert result.exit_code == 1
+    failed = [line for line in result.stderr.splitlines() if line.startswith("failed: ")]
+    expect = {"garbage.pdf": "not a readable PDF", "huge.txt": "over the 20 MB limit", "latin1.txt": "not valid UTF-8",
+              "loop_a": "symlink loop", "loop_b": "symlink loop", "up": "symlink loop",
+              "outside.txt": "points outside the source folder", "extra.md": "field 'colour': unknown key"}
+    assert len(failed) == len(expect)
+    for name, message in expect.items():
+        assert any(f"/{name}: " in line and message in line for line in failed), (name, failed)
+    assert any("photo.png" in line and "unsupported type .png" in line for line in result.stderr.splitlines())
+    assert "Traceback" not in result.output + result.stderr
+    assert "7 passages written" in result.stdout and "8 failed" in result.stdout and "1 skipped" in result.stdout
+    assert "outside secret" not in {d.text for d in engine_of(tmp_path / "s.db").docs}
+    assert len(engine_of(tmp_path / "s.db").docs) == 7  # every good file is in
+
+
+def test_a_pdf_without_a_text_layer_is_named(tmp_path: Path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "scan.pdf").write_bytes(pdf_bytes("").replace(b"() Tj", b""))
+    report = run_index(src, tmp_path / "s.db", "engineering")
+    assert [p.field for p in report.failed] == ["pdf"] and "no text layer" in report.failed[0].message
+
+
+def test_rerun_mirrors_the_folder(tree: Path, tmp_path: Path):
+    db = tmp_path / "s.db"
+    first = run_index(tree, db, "engineering")
+    again = run_index(tree, db, "engineering")
+    assert (again.unchanged, again.passages, again.generation) == (6, 0, first.generation)
+    (tree / "notes/deep/quill.txt").write_text("Quill stores telemetry in Granite.\n")
+    (tree / "basalt.html").unlink()
+    (tree / "notes/new.txt").write_text("A new note.\n")
+    step = run_index(tree, db, "engineering")
+    assert (step.new, step.changed, step.deleted, step.unchanged) == (1, 1, 1, 4)
+    assert step.generation == first.generation + 1
+    engine = engine_of(db)
+    assert "basalt.html" not in {d.id for d in engine.docs}
+    assert engine.facts(engine.fetch("notes/deep/quill.txt", ENG)) == (("Quill", "telemetry_store", "Granite"),)
+
+
+def test_a_file_that_turns_bad_keeps_its_indexed_version(tree: Path, tmp_path: Path):
+    db = tmp_path / "s.db"
+    run_index(tree, db, "engineering")
+    (tree / "notes/deep/quill.txt").write_bytes(b"\xff\xfe broken")
+    report = run_index(tree, db, "engineering")
+    assert [Path(p.where).name for p in report.failed] == ["quill.txt"]
+    assert engine_of(db).fetch("notes/deep/quill.txt", ENG).text == "Quill stores telemetry in Basalt."
+
+
+def test_changing_the_groups_default_reindexes(tree: Path, tmp_path: Path):
+    db = tmp_path / "s.db"
+    run_index(tree, db, "engineering")
+    report = run_index(tree, db, "ops")
+    assert report.changed == 6  # the defaults every file was read with changed
+    engine = engine_of(db)
+    assert engine.fetch("basalt.html", frozenset({"ops"})) is not None and engine.fetch("basalt.html", ENG) is None
+    assert engine.fetch("finance/budget.md", FIN) is not None  # its front matter still wins
+
+
+def test_a_relations_change_rederives_facts(tree: Path, tmp_path: Path):
+    db = tmp_path / "s.db"
+    run_index(tree, db, "engineering")
+    (tree / "relations.yaml").write_text("relations:\n  - name: depends_on\n    cues: [depends on]\n")
+    report = run_index(tree, db, "engineering")
+    assert report.changed == 6
+    engine = engine_of(db)
+    assert engine.facts(engine.fetch("notes/deep/quill.txt", ENG)) == ()
+    assert engine.lexicon.names() == ("depends_on",)
+
+
+def test_duplicate_document_ids_are_refused_naming_both(tmp_path: Path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.md").write_text("---\nid: same\n---\nOne.\n")
+    (src / "b.md").write_text("---\nid: same\n---\nTwo.\n")
+    report = run_index(src, tmp_path / "s.db", "engineering")
+    assert len(report.failed) == 1 and "duplicate document id 'same'" in report.failed[0].message
+    assert "a.md" in report.failed[0].message and report.failed[0].where.endswith("b.md")
+
+
+def test_a_store_mirrors_one_source(tree: Path, tmp_path: Path):
+    db = tmp_path / "s.db"
+    run_index(tree, db, "engineering")
+    other = tmp_path / "other"
+    other.mkdir()
+    with pytest.raises(IngestError, match="the store mirrors"):
+        run_index(other, db, "engineering")
+
+
+def test_document_ids_from_paths():
+    assert document_id("notes/Falcon plan (v2).md") == "notes/Falcon_plan__v2_.md"
+    assert document_id(".hidden/x.md") == "hidden/x.md"
+
+
+def test_cli_summary_and_store_flags(tree: Path, tmp_path: Path):
+    db = tmp_path / "s.db"
+    runner = CliRunner()
+    result = runner.invoke(app, ["index", str(tree), "--store", str(db), "--groups", "engineering", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert "6 files (6 new, 0 changed, 0 unchanged, 0 deleted), 7 passages written" in result.stdout
+    found = runner.invoke(app, ["search", "Basalt region", "--as", "engineering", "--store", str(db), "--json"])
+    assert found.exit_code == 0, found.output
+    assert '"id": "basalt.html"' in found.stdout and '"section": "Basalt"' in found.stdout
+    missing = runner.invoke(app, ["search", "x", "--as", "engineering", "--store", str(tmp_path / "none.db")])
+    assert missing.exit_code == 1 and "no such store" in missing.stderr
+
+
+def test_settings_resolve_the_store_from_env(tmp_path: Path):
+    from hoprag import settings
+
+    resolved = settings.resolve(env={"HOPRAG_STORE": str(tmp_path / "s.db")})
+    assert resolved.store == tmp_path / "s.db"
+    assert settings.access_path(resolved) == tmp_path / "access.yaml"
+    assert settings.resolve(env={"HOPRAG_STORE": "a.db"}, store=tmp_path / "b.db").store == tmp_path / "b.db"
+
+
+def test_persisted_views_rank_exactly_as_built_ones_and_go_with_the_generation(tree: Path, tmp_path: Path):
+    db = tmp_path / "s.db"
+    run_index(tree, db, "engineering")
+    queries = ("Basalt region", "Heron team", "pager rotation Quill", "zz-upload-9")
+    built = engine_of(db, "bm25")
+    expected = {q: [(h.doc.id, h.score) for h in built.search(q, ENG, 5)] for q in queries}
+    built.entities  # noqa: B018 - built (and saved) on first use
+    store = open_store(db)
+    key = '["engineering"]'
+    assert store.load_derived(store.generation(), "view:bm25", key) is not None  # the first engine saved its view
+    assert store.load_derived(store.generation(), "entities", "") is not None
+    loaded = engine_of(db, "bm25")
+    assert {q: [(h.doc.id, h.score) for h in loaded.search(q, ENG, 5)] for q in queries} == expected
+    assert "_tokens" not in vars(loaded.searcher)  # served from the stored view: nothing re-tokenized
+    a, b = built.entities, loaded.entities
+    assert (a.vocab, a.names, a.title_of) == (b.vocab, b.names, b.title_of) and (a.mentions != b.mentions).nnz == 0
+    assert all(a.units_of(i) == b.units_of(i) for i in range(len(a.docs)))
+    (tree / "notes/new.txt").write_text("Basalt region notes.\n")
+    generation = run_index(tree, db, "engineering").generation
+    assert store.load_derived(generation - 1, "view:bm25", key) is None  # an old generation's data is deleted
+    assert store.load_derived(generation - 1, "entities", "") is None
+    assert "notes/new.txt" in [h.doc.id for h in engine_of(db, "bm25").search("Basalt region notes", ENG, 5)]
