@@ -169,6 +169,38 @@ class EntityView:
                        key=lambda e: (-e[1], e[0]))
         return named
 
+    def stated(self, doc_id: str, limit: int = 20, contexts: int = 10, chars: int = 300
+               ) -> list[tuple[str, int, list[str]]]:
+        """The proper names a passage of this view states, each with how many of the view's passages
+        mention it and the statements (triples or sentences) naming it: ``(name, passages, said)`` --
+        statements only for names another passage mentions too (the others lead nowhere).
+
+        Built from the passage's own units, never from the corpus-wide vocabulary, so neither a name's
+        spelling nor its being an entity at all can come from a passage the caller may not read.
+        Names that connect to another passage come first (in text order): they are the bridges.
+        """
+        found: dict[str, tuple[str, list[str]]] = {}
+        for surface, context in self.units(doc_id):
+            key = norm(surface)
+            if not is_name(surface) or not _useful(key):
+                continue
+            said = found.setdefault(key, (surface, []))[1]
+            if len(said) < contexts and context[:chars] not in said:
+                said.append(context[:chars])
+        named = [(name, n, said if n > 1 else []) for name, said in found.values() for n in [self.spread_of(name)]]
+        return sorted(named, key=lambda e: e[1] < 2)[:limit]
+
+    @cached_property
+    def named(self) -> dict[str, tuple[str, int]]:
+        """Every proper name the view's passages state: ``key -> (name, passages mentioning it)``."""
+        out: dict[str, tuple[str, int]] = {}
+        for r in self.rows:
+            for surface, _ in self.index.units[int(r)]:
+                key = norm(surface)
+                if key not in out and is_name(surface) and _useful(key):
+                    out[key] = (surface, self.spread_of(surface))
+        return out
+
     @cached_property
     def walk(self) -> tuple[sparse.csr_matrix, sparse.csr_matrix]:
         """Transposed transition matrices passage->entity and entity->passage for PPR.

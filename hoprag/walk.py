@@ -15,11 +15,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Callable, Generic, Hashable, Iterable, Protocol, Sequence, TypeVar
+from typing import Callable, Generic, Hashable, Iterable, Mapping, Protocol, Sequence, TypeVar
 
 from .entities import is_name, norm
 from .read import FactTable
-from .search import View
 from .tokens import content
 
 K = TypeVar("K", bound=Hashable)
@@ -153,10 +152,29 @@ class Passage(Protocol):
     text: str
 
 
+class Mentions(Protocol):
+    """What a bridge choice reads of the caller's entity graph (an :class:`~hoprag.entities.EntityView`,
+    or a client's copy rebuilt from MCP ``search`` results)."""
+
+    def units(self, doc_id: str) -> Sequence[tuple[str, str]]: ...
+
+    def spread_of(self, surface: str) -> int: ...
+
+
+class Bridging(Protocol):
+    """A caller's view as far as a bridge walk needs it: entity mentions and term weights (IDF)."""
+
+    @property
+    def entities(self) -> Mentions: ...
+
+    @property
+    def idf(self) -> Mapping[str, float]: ...
+
+
 Search = Callable[[str, int], Sequence[Passage]]
 
 
-def bridges(question: str, read: Sequence[Passage], view: View, skip: set[str],
+def bridges(question: str, read: Sequence[Passage], view: Bridging, skip: set[str],
             named: str = "") -> dict[str, tuple[float, str]]:
     """Entities of the passages just read that could lead to the next hop: ``key -> (score, name)``.
 
@@ -210,6 +228,8 @@ class Hop:
     query: str
     results: list[str]
     read: str | None = None  # the new passage this hop took
+    rest: str = ""  # the part of the question the chain that led here left unexplained
+    source: str | None = None  # the passage whose bridge entity led to this hop
 
 
 @dataclass
@@ -221,7 +241,59 @@ class BridgeWalk:
     chains: dict[str, list[str]] = field(default_factory=dict)  # passage id -> the passages that led to it
 
 
-def bridge_walk(question: str, search: Search, view: View, budget: Budget, k: int = 10, read: int = 2,
+class BridgeWalker:
+    """The bridge walk one step at a time: :meth:`next` names the next search, :meth:`take` reads its hits.
+
+    :func:`bridge_walk` drives it with a search function; the agent's offline policy drives it from
+    the search results an MCP client recorded, so the product and the library walk identically.
+    """
+
+    def __init__(self, question: str, view: Bridging, read: int = 2, discount: float = 0.5):
+        self.question, self.view, self.read, self.discount = question, view, read, discount
+        self.walk = BridgeWalk([])
+        self.frontier: Frontier[str, tuple[str, list[Passage]]] = Frontier()
+        self._pending: Hop | None = None
+        self._chain: list[Passage] = []
+
+    def next(self) -> Hop | None:
+        """The next search to run (the question itself first), or ``None`` when no bridge is left.
+
+        Asking again before :meth:`take` names the same search."""
+        if self._pending is None and not self.walk.hops:
+            self._pending = Hop(None, self.question, [])
+        elif self._pending is None and self.frontier:
+            _, (name, chain) = self.frontier.pop()
+            rest = residual(self.question, chain)
+            self._pending, self._chain = Hop(name, f"{name} {rest}", [], rest=rest, source=chain[-1].id), chain
+        return self._pending
+
+    def take(self, hits: Sequence[Passage]) -> Hop:
+        """Record the hits of the search :meth:`next` named; queue the bridges of what it read."""
+        hop = self.next()
+        if hop is None:
+            raise ValueError("the walk has no search pending")
+        self._pending = None
+        hop.results = [p.id for p in hits]
+        self.walk.hops.append(hop)
+        if hop.entity is None:
+            hop.read = hits[0].id if hits else None
+            for key, (score, name) in bridges(self.question, list(hits[:self.read]), self.view, set()).items():
+                self.frontier.offer(key, (name, list(hits[:1])), score)
+        else:
+            chain = self._chain
+            seen = {p.id for p in chain}
+            new = next((p for p in hits if p.id not in seen), None)
+            if new is not None:
+                hop.read = new.id
+                self.walk.chains.setdefault(new.id, [p.id for p in chain])
+                for nxt, (score, onward) in bridges(self.question, [new], self.view, self.frontier.done,
+                                                     named=hop.entity).items():
+                    self.frontier.offer(nxt, (onward, chain + [new]), self.discount * score)
+        self.walk.ranked = fuse([h.results for h in self.walk.hops])
+        return hop
+
+
+def bridge_walk(question: str, search: Search, view: Bridging, budget: Budget, k: int = 10, read: int = 2,
                 discount: float = 0.5) -> BridgeWalk:
     """The chapter's loop (section 15.3) on prose, without an LLM: each read chooses the next query.
 
@@ -231,27 +303,10 @@ def bridge_walk(question: str, search: Search, view: View, budget: Budget, k: in
     bridges (scores times ``discount`` per hop). A best-first frontier lets a strong second
     candidate of the first hop (a hedge) compete with the next hop of a chain.
     """
+    walker = BridgeWalker(question, view, read, discount)
     budget.spend()
-    first = list(search(question, k))
-    walk = BridgeWalk([], [Hop(None, question, [p.id for p in first], first[0].id if first else None)])
-    start = first[:1]
-    frontier: Frontier[str, tuple[str, list[Passage]]] = Frontier()
-    for key, (score, name) in bridges(question, first[:read], view, set()).items():
-        frontier.offer(key, (name, start), score)
-    while frontier and not budget.exhausted:
-        _, (name, chain) = frontier.pop()
-        query = f"{name} {residual(question, chain)}"
+    walker.take(search(question, k))
+    while not budget.exhausted and (hop := walker.next()) is not None:
         budget.spend()
-        hits = list(search(query, k))
-        hop = Hop(name, query, [p.id for p in hits])
-        walk.hops.append(hop)
-        seen = {p.id for p in chain}
-        new = next((p for p in hits if p.id not in seen), None)
-        if new is None:
-            continue
-        hop.read = new.id
-        walk.chains.setdefault(new.id, [p.id for p in chain])
-        for nxt, (score, onward) in bridges(question, [new], view, frontier.done, named=name).items():
-            frontier.offer(nxt, (onward, chain + [new]), discount * score)
-    walk.ranked = fuse([h.results for h in walk.hops])
-    return walk
+        walker.take(search(hop.query, k))
+    return walker.walk

@@ -52,7 +52,7 @@ def serve(
     log_level: str = typer.Option("warning", "--log-level", envvar="HOPRAG_LOG_LEVEL",
                                   help="debug | info | warning | error (stderr; bearer tokens are never logged)."),
 ) -> None:
-    """Serve search / fetch / graph_walk / graph_overview / grep over MCP."""
+    """Serve search / fetch / graph_walk / graph_hops / graph_overview / grep over MCP."""
     level = log_level.lower()
     if level not in LOG_LEVELS:
         raise typer.BadParameter(f"expected one of {', '.join(LOG_LEVELS)}", param_hint="--log-level")
@@ -77,9 +77,10 @@ def serve(
     except (CorpusError, AccessError, ValueError) as exc:
         typer.secho(str(exc), err=True, fg=typer.colors.RED)
         raise typer.Exit(2) from None
-    for p in principals:  # build every caller's index and graph now, not on the first request
-        engine.searcher.view(p.groups)
+    for p in principals:  # build every caller's index and graphs now, not on the first request
+        view = engine.searcher.view(p.groups)
         engine.graph(p.groups)
+        view.idf, view.entities.named  # noqa: B018 (cached properties: the term weights and the prose graph)
     server = build_server(engine, caller, needs_token)
     gc.collect()
     gc.freeze()  # the corpus and indexes live for the process: keep them out of every GC pass
