@@ -110,6 +110,10 @@ class EntityIndex:
                 j = self.vocab.get(norm(surface))
                 if j is not None and not self.names[j]:
                     self.names[j] = surface
+        #: Per passage, the entities it defines itself (title and stated names): a view's graph uses only
+        #: entities its own passages define, so no edge exists because an unreadable passage named a thing.
+        self.defines = [sorted({self.vocab[k] for k in [t, *named] if k in self.vocab})
+                        for t, named in zip(titles, keys)]
         self.title_of: list[int | None] = []
         rows, cols, vals = [], [], []
         for i, d in enumerate(self.docs):
@@ -141,7 +145,12 @@ class EntityView:
         self.index = index
         self.rows = np.asarray(rows, dtype=np.int64)
         self.local = {int(r): i for i, r in enumerate(self.rows)}
-        self.mentions = index.mentions[self.rows] if len(self.rows) else sparse.csr_matrix((0, index.mentions.shape[1]))
+        mentions = index.mentions[self.rows] if len(self.rows) else sparse.csr_matrix((0, index.mentions.shape[1]))
+        own = np.zeros(mentions.shape[1])
+        for r in self.rows:
+            own[index.defines[int(r)]] = 1.0
+        self.mentions = (mentions @ sparse.diags(own)).tocsr()
+        self.mentions.eliminate_zeros()
         #: How many of the caller's passages mention each entity: a bridge must reach another passage.
         self.spread = np.asarray((self.mentions > 0).sum(axis=0)).ravel()
         self.titled: dict[int, list[int]] = defaultdict(list)  # entity -> local rows titled with it

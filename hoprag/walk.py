@@ -175,8 +175,8 @@ Search = Callable[[str, int], Sequence[Passage]]
 
 
 def bridges(question: str, read: Sequence[Passage], view: Bridging, skip: set[str],
-            named: str = "") -> dict[str, tuple[float, str]]:
-    """Entities of the passages just read that could lead to the next hop: ``key -> (score, name)``.
+            named: str = "") -> dict[str, tuple[float, str, str]]:
+    """Entities of the passages just read that could lead to the next hop: ``key -> (score, name, passage id)``.
 
     A bridge is a proper name absent from the question (and from ``named``, the entity that led
     here), that at least one other passage of the caller's view mentions; its score is how much of
@@ -185,7 +185,7 @@ def bridges(question: str, read: Sequence[Passage], view: Bridging, skip: set[st
     """
     asked = set(content(question))
     old = asked | set(content(named))
-    best: dict[str, tuple[float, str]] = {}
+    best: dict[str, tuple[float, str, str]] = {}
     for rank, passage in enumerate(read):
         for surface, context in view.entities.units(passage.id):
             key = norm(surface)
@@ -195,7 +195,7 @@ def bridges(question: str, read: Sequence[Passage], view: Bridging, skip: set[st
                 continue
             score = sum(view.idf.get(t, 0.0) for t in set(content(context)) & asked) / (1 + rank)
             if key not in best or score > best[key][0]:
-                best[key] = (score, surface)
+                best[key] = (score, surface, passage.id)
     return best
 
 
@@ -251,7 +251,8 @@ class BridgeWalker:
     def __init__(self, question: str, view: Bridging, read: int = 2, discount: float = 0.5):
         self.question, self.view, self.read, self.discount = question, view, read, discount
         self.walk = BridgeWalk([])
-        self.frontier: Frontier[str, tuple[str, list[Passage]]] = Frontier()
+        #: key -> (name, the chain of passages that led to it, the passage stating it)
+        self.frontier: Frontier[str, tuple[str, list[Passage], str]] = Frontier()
         self._pending: Hop | None = None
         self._chain: list[Passage] = []
 
@@ -262,9 +263,9 @@ class BridgeWalker:
         if self._pending is None and not self.walk.hops:
             self._pending = Hop(None, self.question, [])
         elif self._pending is None and self.frontier:
-            _, (name, chain) = self.frontier.pop()
+            _, (name, chain, source) = self.frontier.pop()
             rest = residual(self.question, chain)
-            self._pending, self._chain = Hop(name, f"{name} {rest}", [], rest=rest, source=chain[-1].id), chain
+            self._pending, self._chain = Hop(name, f"{name} {rest}", [], rest=rest, source=source), chain
         return self._pending
 
     def take(self, hits: Sequence[Passage]) -> Hop:
@@ -277,8 +278,8 @@ class BridgeWalker:
         self.walk.hops.append(hop)
         if hop.entity is None:
             hop.read = hits[0].id if hits else None
-            for key, (score, name) in bridges(self.question, list(hits[:self.read]), self.view, set()).items():
-                self.frontier.offer(key, (name, list(hits[:1])), score)
+            for key, (score, name, source) in bridges(self.question, list(hits[:self.read]), self.view, set()).items():
+                self.frontier.offer(key, (name, list(hits[:1]), source), score)
         else:
             chain = self._chain
             seen = {p.id for p in chain}
@@ -286,9 +287,9 @@ class BridgeWalker:
             if new is not None:
                 hop.read = new.id
                 self.walk.chains.setdefault(new.id, [p.id for p in chain])
-                for nxt, (score, onward) in bridges(self.question, [new], self.view, self.frontier.done,
-                                                     named=hop.entity).items():
-                    self.frontier.offer(nxt, (onward, chain + [new]), self.discount * score)
+                for nxt, (score, onward, source) in bridges(self.question, [new], self.view, self.frontier.done,
+                                                             named=hop.entity).items():
+                    self.frontier.offer(nxt, (onward, chain + [new], source), self.discount * score)
         self.walk.ranked = fuse([h.results for h in self.walk.hops])
         return hop
 

@@ -193,6 +193,8 @@ def grade(ledger: Ledger) -> dict[str, Any]:
             for q in queries_for(e, goal, start=e == start) if q not in ledger["queried"]][:1]
     if Budget(ledger["budget"], len(ledger["searches"])).exhausted:
         return {"status": "budget", "reason": ABSTAIN_BUDGET}
+    if not gaps and not ledger["evidence"]:  # the relation path read nothing: walk the prose instead
+        return grade_open(ledger)
     if not gaps:
         return {"status": "exhausted", "reason": ABSTAIN_UNREADABLE}
     entity, query = gaps[0]
@@ -241,7 +243,9 @@ def _passage(ledger: Ledger, doc_id: str) -> _Passage:
 def walk_of(ledger: Ledger) -> tuple[BridgeWalker, Hop | None]:
     """Replay the ledger's searches through the product's bridge walker; return it and its next search."""
     walker = BridgeWalker(ledger["question"], _RecordedView(ledger))
-    for search in ledger["searches"]:
+    opening = open_plan(ledger["question"]).get("query")
+    start = next((i for i, s in enumerate(ledger["searches"]) if s["query"] == opening), len(ledger["searches"]))
+    for search in ledger["searches"][start:]:  # a relation path that read nothing came first
         if walker.next() is None:
             break
         walker.take([_passage(ledger, i) for i in search["results"]])
@@ -270,7 +274,7 @@ def grade_open(ledger: Ledger) -> dict[str, Any]:
         return {"status": "exhausted", "mode": "open", "reason": ABSTAIN_NO_MATCH, "retrieved": retrieved}
     deepest = max(cited, key=lambda c: (c["depth"], c["order"]))
     return {"status": "sufficient", "mode": "open", "answer": deepest["quote"], "answer_doc": deepest["doc_id"],
-            "citations": [{k: c[k] for k in ("doc_id", "quote", "via", "from")} for c in cited],
+            "citations": [{k: c[k] for k in ("doc_id", "quote", "via", "from", "hop")} for c in cited],
             "missing": rest, "retrieved": retrieved}
 
 
@@ -288,13 +292,14 @@ def _quotes(ledger: Ledger, hops: list[Hop], top: list[str]) -> list[dict[str, A
     weights, asked = ledger.get("weights") or {}, set(content(ledger["question"]))
     bridged = asked | {t for hop in hops if hop.entity for t in content(hop.entity)}
     took = {hop.read for hop in hops}
+    walked = len(hops)
     hops = hops + [Hop(None, "", [], read=doc_id) for doc_id in top if doc_id not in took]
     depth: dict[str, int] = {}
     out = []
     for order, hop in enumerate(hops):
         if hop.read is None or hop.read in depth or hop.read not in ledger["evidence"]:
             continue
-        depth[hop.read] = depth.get(hop.source, -1) + 1 if hop.source else 0
+        depth[hop.read] = (depth.get(hop.source, -1) + 1 if hop.source else 0) if order < walked else -1
         if len(out) >= CITE_TOP:
             break
         wanted = (asked if hop.read in took else bridged) if hop.entity is None else set(content(f"{hop.entity} {hop.rest}"))
@@ -303,7 +308,7 @@ def _quotes(ledger: Ledger, hops: list[Hop], top: list[str]) -> list[dict[str, A
         picked = list(dict.fromkeys(q for q in (_best(sentences, wanted, weights), _best(sentences, asked - wanted, weights)) if q))
         if picked:
             out.append({"doc_id": hop.read, "quote": " ".join(picked), "via": hop.entity, "from": hop.source,
-                        "depth": depth[hop.read], "order": order})
+                        "hop": order if order < walked else None, "depth": depth[hop.read], "order": order})
     return out
 
 
@@ -347,8 +352,8 @@ def compose_open(graded: dict[str, Any]) -> str:
     cites = graded["citations"]
     evidence = "; ".join(f'[{c["doc_id"]}] "{c["quote"]}"' for c in cites)
     path = "; ".join(f'{c["from"]} --{c["via"]}--> {c["doc_id"]}' if c["via"] else f"question --> {c['doc_id']}"
-                     for c in cites)
-    lines = [f'"{graded["answer"]}" [{graded["answer_doc"]}]', f"Evidence: {evidence}", f"Hop path: {path}"]
+                     for c in cites if c["hop"] is not None)
+    lines = [f'"{graded["answer"]}" [{graded["answer_doc"]}]', f"Evidence: {evidence}", f"Hop path: {path or 'none'}"]
     if graded.get("missing"):
         lines.append(f"Not found in what you may read: {graded['missing']}")
     return "\n".join(lines)

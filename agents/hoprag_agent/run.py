@@ -48,7 +48,7 @@ def report(ledger: dict[str, Any], written: str) -> dict[str, Any]:
     """The structured answer: relation mode cites fact hops, open mode quoted sentences (both with ``doc_id``)."""
     graded = policy.grade(ledger)
     answered = graded["status"] == "sufficient"
-    is_open = (ledger.get("plan") or {}).get("mode") == "open"
+    is_open = graded.get("mode") == "open" or (ledger.get("plan") or {}).get("mode") == "open"
     if not answered:
         citations: list[dict[str, Any]] = []
     elif is_open:
