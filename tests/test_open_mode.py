@@ -155,7 +155,7 @@ def test_hoprag_ask_json_reports_mode_quotes_and_retrieved(tmp_path: Path):
     for doc in prose_corpus().docs:
         if doc.groups == PUBLIC:
             (corpus / f"{doc.id}.md").write_text(f"---\nid: {doc.id}\ntitle: {doc.title}\ngroups: [public]\n"
-                                                  f"trusted: true\nsource: notes://{doc.id}\n---\n{doc.text}\n")
+                                                  f"trusted: true\nsource: notes://{doc.id}\nupdated: 2026-01-01\n---\n{doc.text}\n")
     (corpus / "access.yaml").write_text("principals:\n  staff: {groups: [public]}\ntokens: {}\nusers: {}\n")
     result = ask("Who leads the council of the county where the designer of the Harbor Bridge was born?",
                  "--as", "staff", "--corpus", str(corpus))
@@ -178,3 +178,18 @@ def test_the_server_keeps_serving_after_bad_input(http_server):
     bad, good = asyncio.run(go())
     assert all(b.is_error for b in bad) and not good.is_error and good.structured_content["passages"]
     assert http_server.alive()
+
+
+def test_what_the_prose_tools_say_does_not_depend_on_unreadable_passages():
+    """Non-interference: a public caller gets the same entities, counts, weights, hops and overview from
+    the full corpus as from a corpus holding only their passages (the memo names entities of its own)."""
+    full = prose_corpus((Doc("s2", "Harbor Bridge Authority of Ravel runs the Quell Foundation.", frozenset({"secret"}),
+                             title="Harbor Bridge Authority"),))
+    mine = Corpus(tuple(d for d in full.docs if d.groups & PUBLIC), full.lexicon, None, None)
+    probes = [("search", {"query": q, "k": 5}) for q in ("Marta Quell", "Harbor Bridge Authority", "Ravel County council")]
+    probes += [("graph_hops", {"query": "Who designed the Harbor Bridge Authority?", "k": 4}), ("graph_overview", {})]
+    for ranker in ("bm25-titles", "bm25"):
+        got = [r.structured_content for r in calls(Engine(full, ranker), PUBLIC, *probes)]
+        want = [r.structured_content for r in calls(Engine(mine, ranker), PUBLIC, *probes)]
+        assert got == want
+        assert "Authority" not in json.dumps(got[-1]) and "Foundation" not in json.dumps(got)
