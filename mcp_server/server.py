@@ -184,6 +184,16 @@ def _mentions(engine: Engine, view: View, doc: Doc) -> list[Mention]:
             for n, c, said in view.entities.stated(doc.id, MAX_ENTITIES, MAX_SAID, MAX_SAID_CHARS)]
 
 
+def search_results(engine: Engine, groups: frozenset[str], query: str, k: int) -> SearchResults:
+    """The ``search`` tool's result for a caller's groups (the load benchmarks check servers against it)."""
+    view, hits = engine.view(groups), engine.search(query, groups, k)
+    return SearchResults(results=[
+        SearchResult(id=h.doc.id, title=h.doc.title, text=h.doc.text[:MAX_RESULT_TEXT_CHARS], score=h.score,
+                     source=h.doc.source, trusted=engine.provenance.admits(h.doc), updated=_date(h.doc),
+                     facts=_facts(engine, h.doc), entities=_mentions(engine, view, h.doc))
+        for h in hits], weights={t: round(view.idf.get(t, 0.0), 4) for t in dict.fromkeys(content(query))})
+
+
 def _date(doc: Doc) -> str | None:
     return doc.updated.isoformat() if doc.updated else None
 
@@ -254,13 +264,7 @@ def build_server(engine: Engine, caller: Caller, access: Access | None = None) -
     ) -> Annotated[CallToolResult, SearchResults]:
         """Rank the documents you may read against a query (best first). Search for an entity
         name to read what is stated about it; use the entities you read as your next queries."""
-        groups = caller().groups
-        view, hits = engine.view(groups), engine.search(query, groups, k)
-        return _compact(SearchResults(results=[
-            SearchResult(id=h.doc.id, title=h.doc.title, text=h.doc.text[:MAX_RESULT_TEXT_CHARS], score=h.score,
-                         source=h.doc.source, trusted=engine.provenance.admits(h.doc), updated=_date(h.doc),
-                         facts=_facts(engine, h.doc), entities=_mentions(engine, view, h.doc))
-            for h in hits], weights={t: round(view.idf.get(t, 0.0), 4) for t in dict.fromkeys(content(query))}))
+        return _compact(search_results(engine, caller().groups, query, k))
 
     @server.tool(annotations=read_only)
     async def fetch(
