@@ -252,5 +252,6 @@ class EntityView:
         p, e = seed_p, seed_e
         for _ in range(iterations):
             p, e = (1 - alpha) * (to_passage @ e) + alpha * seed_p, (1 - alpha) * (to_entity @ p) + alpha * seed_e
+        p = np.round(p, 12)  # summation order differs with the matrix shape: ulp noise must not reorder or show
         order = np.lexsort((np.arange(n_p), -p))[:k]
         return [(self.index.docs[int(self.rows[i])].id, float(p[i])) for i in order if p[i] > 0]
