@@ -12,7 +12,7 @@ from hoprag.corpus import CorpusError
 
 from . import musique
 from .retrieval import DEFAULT_BUDGET, Bench, load_corpus, load_questions, report_json, report_table, run, select
-from .strategies import STRATEGIES
+from .strategies import AGENT, STRATEGIES
 
 bench_app = typer.Typer(help="Benchmarks: quality, cost and speed, measured side by side in one run.",
                         no_args_is_help=True, add_completion=False)
@@ -27,7 +27,9 @@ def _fail(message: str) -> None:
 def retrieval(
     corpus: Path = typer.Option(..., "--corpus", help="Corpus JSONL: {id, title, text, triples?} per line."),
     questions: Path = typer.Option(..., "--questions", help="Questions JSONL: {id, question, answer, supporting_ids} per line."),
-    strategies: str = typer.Option(",".join(STRATEGIES), "--strategies", help=f"Comma-separated, from: {', '.join(STRATEGIES)}."),
+    strategies: str = typer.Option(",".join(STRATEGIES), "--strategies",
+                                   help=f"Comma-separated, from: {', '.join([*STRATEGIES, AGENT])} (agent: the ADK "
+                                        "agent through a real hoprag serve over HTTP; not run by default, it is slow)."),
     budget: int = typer.Option(DEFAULT_BUDGET, "--budget", min=1, help="Hard cap on searches per question."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N questions."),
     as_json: bool = typer.Option(False, "--json", help="Print {\"strategies\": {name: {recall@2, ...}}} only."),
@@ -43,7 +45,8 @@ def retrieval(
     start = time.perf_counter()
     bench = Bench(loaded)
     for s in chosen.values():  # each ranker's index before timing (entity graphs: in the untimed warm-up)
-        bench.view(s.ranker)
+        if s is not None:
+            bench.view(s.ranker)
     built = time.perf_counter() - start
     try:
         scores = run(bench, qs, chosen, budget, progress=len(qs) * len(chosen) >= 50)

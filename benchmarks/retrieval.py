@@ -14,9 +14,13 @@ from __future__ import annotations
 import json
 import sys
 import time
-from dataclasses import dataclass
+import re
+import tempfile
+import unicodedata
+from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from tqdm import tqdm
 
@@ -25,7 +29,7 @@ from hoprag.corpus import Corpus, load_corpus as load_engine_corpus
 from hoprag.engine import Engine
 from hoprag.search import View
 
-from .strategies import STRATEGIES, Strategy, Tools
+from .strategies import AGENT, STRATEGIES, AgentServer, Strategy, Tools
 
 GROUPS = frozenset({"public"})
 
@@ -45,16 +49,17 @@ class Question:
 
 @dataclass(frozen=True)
 class Score:
-    """One strategy's averages over a question set."""
+    """One strategy's averages over a question set (``extra``: what only the agent reports)."""
 
     recall: dict[int, float]
     searches_per_question: float
     ms_per_question: float
+    extra: dict[str, Any] = field(default_factory=dict)
 
-    def as_json(self) -> dict[str, float]:
+    def as_json(self) -> dict[str, Any]:
         out = {f"recall@{k}": round(v, 4) for k, v in self.recall.items()}
         return out | {"searches_per_question": round(self.searches_per_question, 3),
-                      "ms_per_question": round(self.ms_per_question, 3)}
+                      "ms_per_question": round(self.ms_per_question, 3)} | self.extra
 
 
 class Bench:
@@ -137,12 +142,68 @@ def evaluate(bench: Bench, questions: Sequence[Question], strategy: Strategy,
     return Score({k: v / n for k, v in recall.items()}, searches / n, 1000 * seconds / n)
 
 
-def run(bench: Bench, questions: Sequence[Question], strategies: Mapping[str, Strategy],
+def normalise(text: str) -> str:
+    """SQuAD-style answer normalisation: folded, lower-case, no punctuation or articles, single spaces."""
+    text = "".join(c for c in unicodedata.normalize("NFKD", text.lower()) if not unicodedata.combining(c))
+    text = re.sub(r"\b(a|an|the)\b", " ", re.sub(r"[^\w\s]", " ", text))
+    return " ".join(text.split())
+
+
+def is_yes_no(answer: str) -> bool:
+    return normalise(answer) in ("yes", "no")
+
+
+def evaluate_agent(bench: Bench, questions: Sequence[Question], budget: int = DEFAULT_BUDGET,
+                   bar: tqdm | None = None) -> Score:
+    """The shipped agent through a real HTTP MCP server: its report's ``retrieved`` ranks the passages.
+
+    Besides recall it reports citation recall (gold passages among the cited ``doc_id``s),
+    answer-in-citations (the normalised gold answer inside the cited quotes; yes/no questions apart,
+    since a quote never says "yes"), and searches per question by the question's hop count.
+    """
+    unknown = {g for q in questions for g in q.supporting_ids} - set(bench.row)
+    if unknown:
+        raise ValueError(f"supporting ids not in the corpus: {', '.join(sorted(unknown)[:5])}")
+    recall = {k: 0.0 for k in KS}
+    cited_recall, searches, seconds = 0.0, 0, 0.0
+    in_quotes = {"answer": [0, 0], "yes_no": [0, 0]}
+    by_hops: dict[int, list[int]] = defaultdict(list)
+    with tempfile.TemporaryDirectory() as tmp, AgentServer(bench.corpus, Path(tmp), budget) as served:
+        if questions:
+            served.ask(questions[0].question)  # warm-up, untimed: imports, first MCP session
+        for q in questions:
+            start = time.perf_counter()
+            report = served.ask(q.question)
+            seconds += time.perf_counter() - start
+            for k in KS:
+                recall[k] += recall_at(report["retrieved"], q.supporting_ids, k)
+            cited = {c["doc_id"] for c in report["citations"]}
+            cited_recall += sum(g in cited for g in q.supporting_ids) / len(q.supporting_ids)
+            quotes = normalise(" ".join(c.get("quote") or c.get("object") or "" for c in report["citations"]))
+            tally = in_quotes["yes_no" if is_yes_no(q.answer) else "answer"]
+            tally[0] += bool(normalise(q.answer)) and f" {normalise(q.answer)} " in f" {quotes} "
+            tally[1] += 1
+            searches += report["searches"]
+            by_hops[len(q.supporting_ids)].append(report["searches"])
+            if bar is not None:
+                bar.update()
+    n = max(len(questions), 1)
+    extra = {"citation_recall": round(cited_recall / n, 4),
+             "answer_in_citations": round(in_quotes["answer"][0] / max(in_quotes["answer"][1], 1), 4),
+             "answer_in_citations_yes_no": round(in_quotes["yes_no"][0] / max(in_quotes["yes_no"][1], 1), 4),
+             "yes_no_questions": in_quotes["yes_no"][1],
+             "searches_by_hops": {str(h): round(sum(v) / len(v), 3) for h, v in sorted(by_hops.items())}}
+    return Score({k: v / n for k, v in recall.items()}, searches / n, 1000 * seconds / n, extra)
+
+
+def run(bench: Bench, questions: Sequence[Question], strategies: Mapping[str, Strategy | None],
         budget: int = DEFAULT_BUDGET, progress: bool = False) -> dict[str, Score]:
-    """Every strategy over the same questions and corpus, one after another on this machine."""
+    """Every strategy over the same questions and corpus, one after another on this machine
+    (``None``: the shipped agent through MCP, :func:`evaluate_agent`)."""
     with tqdm(total=len(questions) * len(strategies), file=sys.stderr, disable=None if progress else True,
               desc="questions", leave=False) as bar:
-        return {name: evaluate(bench, questions, s, budget, bar) for name, s in strategies.items()}
+        return {name: evaluate(bench, questions, s, budget, bar) if s is not None
+                else evaluate_agent(bench, questions, budget, bar) for name, s in strategies.items()}
 
 
 def report_json(scores: Mapping[str, Score]) -> str:
@@ -154,12 +215,18 @@ def report_table(scores: Mapping[str, Score]) -> str:
     for name, s in scores.items():
         r = [f"{100 * s.recall[k]:6.1f}" for k in KS]
         lines.append(f"{name:<12} {' '.join(r)} {s.searches_per_question:11.2f} {s.ms_per_question:8.2f}")
+    for name, s in scores.items():
+        if s.extra:
+            e = s.extra
+            lines.append(f"{name}: citation recall {100 * e['citation_recall']:.1f}, answer in citations "
+                         f"{100 * e['answer_in_citations']:.1f}% (yes/no apart: {e['yes_no_questions']}), "
+                         f"searches by hop count {e['searches_by_hops']}")
     return "\n".join(lines)
 
 
-def select(names: Sequence[str]) -> dict[str, Strategy]:
-    """Strategies by name, in the order given; raises ``ValueError`` naming the choices."""
-    bad = [n for n in names if n not in STRATEGIES]
+def select(names: Sequence[str]) -> dict[str, Strategy | None]:
+    """Strategies by name, in the order given (``agent``: ``None``); raises ``ValueError`` naming the choices."""
+    bad = [n for n in names if n not in STRATEGIES and n != AGENT]
     if bad or not names:
-        raise ValueError(f"unknown strategy {', '.join(bad)}; choose from {', '.join(STRATEGIES)}")
-    return {n: STRATEGIES[n] for n in names}
+        raise ValueError(f"unknown strategy {', '.join(bad)}; choose from {', '.join([*STRATEGIES, AGENT])}")
+    return {n: STRATEGIES.get(n) for n in names}

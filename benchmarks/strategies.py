@@ -8,14 +8,22 @@ a search that spends the product's :class:`~hoprag.walk.Budget`) to ranked passa
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Sequence
 
-from hoprag.corpus import Doc
+from hoprag.corpus import Corpus, Doc
 from hoprag.search import View
 from hoprag.walk import Budget, BudgetExceeded, Search, bridge_walk
 
-__all__ = ["STRATEGIES", "BudgetExceeded", "Strategy", "Tools", "agentic", "bm25", "bm25_titles", "graph"]
+__all__ = ["AGENT", "STRATEGIES", "AgentServer", "BudgetExceeded", "Strategy", "Tools", "agentic", "bm25", "bm25_titles", "graph"]
 
 
 class Tools:
@@ -73,3 +81,67 @@ STRATEGIES: dict[str, Strategy] = {
     "agentic": Strategy("bm25-titles", agentic),
     "graph": Strategy("bm25-titles", graph),
 }
+
+
+#: The shipped ADK agent (offline model) through a real ``hoprag serve`` over HTTP: it is scored
+#: from its ``hoprag ask`` report (:func:`benchmarks.retrieval.evaluate_agent`), not through :class:`Tools`.
+AGENT = "agent"
+
+
+class AgentServer:
+    """A benchmark corpus served by a real ``hoprag serve --transport http`` subprocess, and the agent asking it.
+
+    The corpus is written out with the benchmark's neutral defaults applied (one ``public`` group,
+    trusted) next to an access file with one principal, so the server loads it as any corpus.
+    """
+
+    PRINCIPAL, TOKEN = "bench", "bench-token"
+
+    def __init__(self, corpus: Corpus, workdir: Path, budget: int):
+        self.budget, self.workdir = budget, workdir
+        self.corpus_path = workdir / "corpus.jsonl"
+        with self.corpus_path.open("w", encoding="utf-8") as f:
+            for d in corpus.docs:
+                record = {"id": d.id, "title": d.title, "text": d.text, "groups": sorted(d.groups),
+                          "trusted": d.trusted, "source": d.source,
+                          "updated": d.updated.isoformat() if d.updated else None}
+                if d.triples is not None:
+                    record["triples"] = [list(t) for t in d.triples]
+                f.write(json.dumps({k: v for k, v in record.items() if v is not None}, ensure_ascii=False) + "\n")
+        self.access_path = workdir / "access.yaml"
+        groups = sorted(set().union(*(d.groups for d in corpus.docs)))
+        self.access_path.write_text(json.dumps({"principals": {self.PRINCIPAL: {"groups": groups}},
+                                                "tokens": {self.TOKEN: self.PRINCIPAL},
+                                                "users": {self.PRINCIPAL: self.PRINCIPAL}}), encoding="utf-8")
+        self.process: subprocess.Popen | None = None
+        self.url = ""
+
+    def __enter__(self) -> "AgentServer":
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "mcp_server", "--transport", "http", "--port", "0",
+             "--corpus", str(self.corpus_path), "--access", str(self.access_path)],
+            stderr=subprocess.PIPE, text=True)
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            found = re.search(r"(http://\S+/mcp)", line)
+            if found:
+                self.url = found.group(1)
+                break
+        if not self.url:
+            self.process.wait(5)
+            raise RuntimeError(f"hoprag serve did not start (exit {self.process.returncode})")
+        threading.Thread(target=self.process.stderr.read, daemon=True).start()  # keep the pipe drained
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(10)
+
+    def ask(self, question: str) -> dict:
+        """The agent's ``hoprag ask --json`` report for one question, through the served MCP tools."""
+        from agents.hoprag_agent.run import ask
+
+        os.environ.setdefault("GOOGLE_API_USE_CLIENT_CERTIFICATE", "false")
+        return asyncio.run(ask(question, self.PRINCIPAL, self.corpus_path, self.access_path,
+                               mcp_url=self.url, search_budget=self.budget, model="hoprag-offline"))

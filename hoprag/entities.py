@@ -112,6 +112,10 @@ class EntityIndex:
                 j = self.vocab.get(norm(surface))
                 if j is not None and not self.names[j]:
                     self.names[j] = surface
+        #: Per passage, the entities it defines itself (title and stated names): a view's graph uses only
+        #: entities its own passages define, so no edge exists because an unreadable passage named a thing.
+        self.defines = [sorted({self.vocab[k] for k in [t, *named] if k in self.vocab})
+                        for t, named in zip(titles, keys)]
         self.title_of: list[int | None] = []
         rows, cols, vals = [], [], []
         for i, d in enumerate(self.docs):
@@ -176,7 +180,12 @@ class EntityView:
         self.index = index
         self.rows = np.asarray(rows, dtype=np.int64)
         self.local = {int(r): i for i, r in enumerate(self.rows)}
-        self.mentions = index.mentions[self.rows] if len(self.rows) else sparse.csr_matrix((0, index.mentions.shape[1]))
+        mentions = index.mentions[self.rows] if len(self.rows) else sparse.csr_matrix((0, index.mentions.shape[1]))
+        own = np.zeros(mentions.shape[1])
+        for r in self.rows:
+            own[index.defines[int(r)]] = 1.0
+        self.mentions = (mentions @ sparse.diags(own)).tocsr()
+        self.mentions.eliminate_zeros()
         #: How many of the caller's passages mention each entity: a bridge must reach another passage.
         self.spread = np.asarray((self.mentions > 0).sum(axis=0)).ravel()
         self.titled: dict[int, list[int]] = defaultdict(list)  # entity -> local rows titled with it
@@ -203,6 +212,38 @@ class EntityView:
         named = sorted(((self.index.names[j], int(self.spread[j])) for j in cols if self.index.names[j]),
                        key=lambda e: (-e[1], e[0]))
         return named
+
+    def stated(self, doc_id: str, limit: int = 20, contexts: int = 10, chars: int = 300
+               ) -> list[tuple[str, int, list[str]]]:
+        """The proper names a passage of this view states, each with how many of the view's passages
+        mention it and the statements (triples or sentences) naming it: ``(name, passages, said)`` --
+        statements only for names another passage mentions too (the others lead nowhere).
+
+        Built from the passage's own units, never from the corpus-wide vocabulary, so neither a name's
+        spelling nor its being an entity at all can come from a passage the caller may not read.
+        Names that connect to another passage come first (in text order): they are the bridges.
+        """
+        found: dict[str, tuple[str, list[str]]] = {}
+        for surface, context in self.units(doc_id):
+            key = norm(surface)
+            if not is_name(surface) or not _useful(key):
+                continue
+            said = found.setdefault(key, (surface, []))[1]
+            if len(said) < contexts and context[:chars] not in said:
+                said.append(context[:chars])
+        named = [(name, n, said if n > 1 else []) for name, said in found.values() for n in [self.spread_of(name)]]
+        return sorted(named, key=lambda e: e[1] < 2)[:limit]
+
+    @cached_property
+    def named(self) -> dict[str, tuple[str, int]]:
+        """Every proper name the view's passages state: ``key -> (name, passages mentioning it)``."""
+        out: dict[str, tuple[str, int]] = {}
+        for r in self.rows:
+            for surface, _ in self.index.units[int(r)]:
+                key = norm(surface)
+                if key not in out and is_name(surface) and _useful(key):
+                    out[key] = (surface, self.spread_of(surface))
+        return out
 
     @cached_property
     def walk(self) -> tuple[sparse.csr_matrix, sparse.csr_matrix]:
@@ -246,5 +287,6 @@ class EntityView:
         p, e = seed_p, seed_e
         for _ in range(iterations):
             p, e = (1 - alpha) * (to_passage @ e) + alpha * seed_p, (1 - alpha) * (to_entity @ p) + alpha * seed_e
+        p = np.round(p, 12)  # summation order differs with the matrix shape: ulp noise must not reorder or show
         order = np.lexsort((np.arange(n_p), -p))[:k]
         return [(self.index.docs[int(self.rows[i])].id, float(p[i])) for i in order if p[i] > 0]

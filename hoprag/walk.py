@@ -15,11 +15,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Callable, Generic, Hashable, Iterable, Protocol, Sequence, TypeVar
+from typing import Callable, Generic, Hashable, Iterable, Mapping, Protocol, Sequence, TypeVar
 
 from .entities import is_name, norm
 from .read import FactTable
-from .search import View
 from .tokens import content
 
 K = TypeVar("K", bound=Hashable)
@@ -153,12 +152,31 @@ class Passage(Protocol):
     text: str
 
 
+class Mentions(Protocol):
+    """What a bridge choice reads of the caller's entity graph (an :class:`~hoprag.entities.EntityView`,
+    or a client's copy rebuilt from MCP ``search`` results)."""
+
+    def units(self, doc_id: str) -> Sequence[tuple[str, str]]: ...
+
+    def spread_of(self, surface: str) -> int: ...
+
+
+class Bridging(Protocol):
+    """A caller's view as far as a bridge walk needs it: entity mentions and term weights (IDF)."""
+
+    @property
+    def entities(self) -> Mentions: ...
+
+    @property
+    def idf(self) -> Mapping[str, float]: ...
+
+
 Search = Callable[[str, int], Sequence[Passage]]
 
 
-def bridges(question: str, read: Sequence[Passage], view: View, skip: set[str],
-            named: str = "") -> dict[str, tuple[float, str]]:
-    """Entities of the passages just read that could lead to the next hop: ``key -> (score, name)``.
+def bridges(question: str, read: Sequence[Passage], view: Bridging, skip: set[str],
+            named: str = "") -> dict[str, tuple[float, str, str]]:
+    """Entities of the passages just read that could lead to the next hop: ``key -> (score, name, passage id)``.
 
     A bridge is a proper name absent from the question (and from ``named``, the entity that led
     here), that at least one other passage of the caller's view mentions; its score is how much of
@@ -167,7 +185,7 @@ def bridges(question: str, read: Sequence[Passage], view: View, skip: set[str],
     """
     asked = set(content(question))
     old = asked | set(content(named))
-    best: dict[str, tuple[float, str]] = {}
+    best: dict[str, tuple[float, str, str]] = {}
     for rank, passage in enumerate(read):
         for surface, context in view.entities.units(passage.id):
             key = norm(surface)
@@ -177,7 +195,7 @@ def bridges(question: str, read: Sequence[Passage], view: View, skip: set[str],
                 continue
             score = sum(view.idf.get(t, 0.0) for t in set(content(context)) & asked) / (1 + rank)
             if key not in best or score > best[key][0]:
-                best[key] = (score, surface)
+                best[key] = (score, surface, passage.id)
     return best
 
 
@@ -210,6 +228,8 @@ class Hop:
     query: str
     results: list[str]
     read: str | None = None  # the new passage this hop took
+    rest: str = ""  # the part of the question the chain that led here left unexplained
+    source: str | None = None  # the passage whose bridge entity led to this hop
 
 
 @dataclass
@@ -221,7 +241,60 @@ class BridgeWalk:
     chains: dict[str, list[str]] = field(default_factory=dict)  # passage id -> the passages that led to it
 
 
-def bridge_walk(question: str, search: Search, view: View, budget: Budget, k: int = 10, read: int = 2,
+class BridgeWalker:
+    """The bridge walk one step at a time: :meth:`next` names the next search, :meth:`take` reads its hits.
+
+    :func:`bridge_walk` drives it with a search function; the agent's offline policy drives it from
+    the search results an MCP client recorded, so the product and the library walk identically.
+    """
+
+    def __init__(self, question: str, view: Bridging, read: int = 2, discount: float = 0.5):
+        self.question, self.view, self.read, self.discount = question, view, read, discount
+        self.walk = BridgeWalk([])
+        #: key -> (name, the chain of passages that led to it, the passage stating it)
+        self.frontier: Frontier[str, tuple[str, list[Passage], str]] = Frontier()
+        self._pending: Hop | None = None
+        self._chain: list[Passage] = []
+
+    def next(self) -> Hop | None:
+        """The next search to run (the question itself first), or ``None`` when no bridge is left.
+
+        Asking again before :meth:`take` names the same search."""
+        if self._pending is None and not self.walk.hops:
+            self._pending = Hop(None, self.question, [])
+        elif self._pending is None and self.frontier:
+            _, (name, chain, source) = self.frontier.pop()
+            rest = residual(self.question, chain)
+            self._pending, self._chain = Hop(name, f"{name} {rest}", [], rest=rest, source=source), chain
+        return self._pending
+
+    def take(self, hits: Sequence[Passage]) -> Hop:
+        """Record the hits of the search :meth:`next` named; queue the bridges of what it read."""
+        hop = self.next()
+        if hop is None:
+            raise ValueError("the walk has no search pending")
+        self._pending = None
+        hop.results = [p.id for p in hits]
+        self.walk.hops.append(hop)
+        if hop.entity is None:
+            hop.read = hits[0].id if hits else None
+            for key, (score, name, source) in bridges(self.question, list(hits[:self.read]), self.view, set()).items():
+                self.frontier.offer(key, (name, list(hits[:1]), source), score)
+        else:
+            chain = self._chain
+            seen = {p.id for p in chain}
+            new = next((p for p in hits if p.id not in seen), None)
+            if new is not None:
+                hop.read = new.id
+                self.walk.chains.setdefault(new.id, [p.id for p in chain])
+                for nxt, (score, onward, source) in bridges(self.question, [new], self.view, self.frontier.done,
+                                                             named=hop.entity).items():
+                    self.frontier.offer(nxt, (onward, chain + [new], source), self.discount * score)
+        self.walk.ranked = fuse([h.results for h in self.walk.hops])
+        return hop
+
+
+def bridge_walk(question: str, search: Search, view: Bridging, budget: Budget, k: int = 10, read: int = 2,
                 discount: float = 0.5) -> BridgeWalk:
     """The chapter's loop (section 15.3) on prose, without an LLM: each read chooses the next query.
 
@@ -231,27 +304,10 @@ def bridge_walk(question: str, search: Search, view: View, budget: Budget, k: in
     bridges (scores times ``discount`` per hop). A best-first frontier lets a strong second
     candidate of the first hop (a hedge) compete with the next hop of a chain.
     """
+    walker = BridgeWalker(question, view, read, discount)
     budget.spend()
-    first = list(search(question, k))
-    walk = BridgeWalk([], [Hop(None, question, [p.id for p in first], first[0].id if first else None)])
-    start = first[:1]
-    frontier: Frontier[str, tuple[str, list[Passage]]] = Frontier()
-    for key, (score, name) in bridges(question, first[:read], view, set()).items():
-        frontier.offer(key, (name, start), score)
-    while frontier and not budget.exhausted:
-        _, (name, chain) = frontier.pop()
-        query = f"{name} {residual(question, chain)}"
+    walker.take(search(question, k))
+    while not budget.exhausted and (hop := walker.next()) is not None:
         budget.spend()
-        hits = list(search(query, k))
-        hop = Hop(name, query, [p.id for p in hits])
-        walk.hops.append(hop)
-        seen = {p.id for p in chain}
-        new = next((p for p in hits if p.id not in seen), None)
-        if new is None:
-            continue
-        hop.read = new.id
-        walk.chains.setdefault(new.id, [p.id for p in chain])
-        for nxt, (score, onward) in bridges(question, [new], view, frontier.done, named=name).items():
-            frontier.offer(nxt, (onward, chain + [new]), discount * score)
-    walk.ranked = fuse([h.results for h in walk.hops])
-    return walk
+        walker.take(search(hop.query, k))
+    return walker.walk

@@ -55,7 +55,7 @@ def serve(
     log_level: str = typer.Option("warning", "--log-level", envvar="HOPRAG_LOG_LEVEL",
                                   help="debug | info | warning | error (stderr; bearer tokens are never logged)."),
 ) -> None:
-    """Serve search / fetch / graph_walk / graph_overview / grep over MCP."""
+    """Serve search / fetch / graph_walk / graph_hops / graph_overview / grep over MCP."""
     level = log_level.lower()
     if level not in LOG_LEVELS:
         raise typer.BadParameter(f"expected one of {', '.join(LOG_LEVELS)}", param_hint="--log-level")
@@ -78,10 +78,11 @@ def serve(
                 raise AccessError("--as is for stdio; over HTTP the bearer token names the caller")
             caller, needs_token, principals = http_caller(operator), operator, list(operator.principals.values())
 
-        def warm(engine: Engine) -> None:  # build every caller's index and graph now, not on the first request
+        def warm(engine: Engine) -> None:  # build every caller's index and graphs now, not on the first request
             for p in principals:
-                engine.searcher.view(p.groups)
+                view = engine.searcher.view(p.groups)
                 engine.graph(p.groups)
+                view.idf, view.entities.named  # noqa: B018 (cached properties: the term weights and the prose graph)
 
         if loaded is None:
             current: Engine | Callable[[], Engine] = Live(resolved.store, resolved.ranker, warm, on_swap=_refreeze).start().current

@@ -19,7 +19,7 @@ def test_typescript_sdk_lists_tools_and_calls_search_and_fetch(http_server):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout)
-    assert {t["name"] for t in seen["tools"]} == {"search", "fetch", "graph_walk", "graph_overview", "grep"}
+    assert {t["name"] for t in seen["tools"]} == {"search", "fetch", "graph_walk", "graph_hops", "graph_overview", "grep"}
     assert all(t["hasOutputSchema"] for t in seen["tools"])
     assert [r["id"] for r in seen["search"]["results"]] == ["d03", "d10", "d02"]
     assert seen["search"]["results"][1]["trusted"] is False and seen["search"]["results"][1]["facts"] == []

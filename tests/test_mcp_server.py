@@ -27,7 +27,8 @@ async def acceptance(client) -> dict:
 
 def check_acceptance(seen: dict, era: str) -> None:
     assert seen["version"] == era
-    assert seen["tools"] == {"search": True, "fetch": True, "graph_walk": True, "graph_overview": True, "grep": True}
+    assert seen["tools"] == {"search": True, "fetch": True, "graph_walk": True, "graph_hops": True, "graph_overview": True,
+                            "grep": True}
     assert [r["id"] for r in seen["search"]] == ["d03", "d10", "d02"]
     d10 = seen["search"][1]
     assert d10["trusted"] is False and d10["facts"] == []

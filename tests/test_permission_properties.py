@@ -114,7 +114,8 @@ def probes(docs: tuple[Doc, ...]) -> st.SearchStrategy[tuple[str, dict[str, Any]
         st.tuples(st.just("grep"), st.fixed_dictionaries({"text": st.one_of(words, snippet), "k": st.integers(1, 200)})),
         st.tuples(st.just("graph_walk"), walk),
         st.tuples(st.just("graph_overview"), st.just({})),
-        st.tuples(st.sampled_from(["search", "grep", "graph_walk", "nope"]),  # invalid arguments echo input
+        st.tuples(st.just("graph_hops"), st.fixed_dictionaries({"query": query, "k": st.integers(1, 50)})),
+        st.tuples(st.sampled_from(["search", "grep", "graph_walk", "graph_hops", "nope"]),  # invalid arguments echo input
                   st.fixed_dictionaries({"query": query, "k": st.sampled_from([0, 51, "many"])})),
     )
 
@@ -243,7 +244,8 @@ def test_no_unauthorized_document_reaches_any_tool():
     print(f"\npermission probes: {tally.mcp} MCP tool calls {dict(tally.tools)} + {tally.engine} engine calls over "
           f"{tally.corpora} corpora with {tally.hidden} unreadable documents, 0 leaks, {seconds:.1f} s; "
           f"non-empty answers {dict(tally.answered)}; graph walks {dict(tally.walks)}")
-    assert tally.mcp >= PROBES and set(tally.tools) == {"search", "fetch", "grep", "graph_walk", "graph_overview", "nope"}
+    assert tally.mcp >= PROBES and set(tally.tools) == {"search", "fetch", "grep", "graph_walk", "graph_hops",
+                                                        "graph_overview", "nope"}
     # not vacuous: there were documents to hide, and every tool answered with something
     assert tally.hidden and all(tally.answered[t] for t in ("search", "fetch", "grep", "graph_walk", "graph_overview"))
 

@@ -63,7 +63,7 @@ def plan_role(request: LlmRequest, instruction: str) -> types.Part:
     decided = policy.plan(question, _structured(overviews[-1]))
     last = _last_response(request)
     if decided["action"] == "search" and last is not None and last.name == "graph_overview":
-        return _call("search", query=decided["query"], k=policy.SEARCH_K)
+        return _call("search", query=decided["query"], k=decided.get("k", policy.SEARCH_K))
     return _text(decided)
 
 
@@ -84,7 +84,7 @@ def research_role(request: LlmRequest, instruction: str) -> types.Part:
         return _text(f"Searched {args.get('query', '')!r}.")
     graded = read_block(instruction, "GRADE") or {}
     if graded.get("status") == "gap" and "search" in _offered(request):
-        return _call("search", query=graded["query"], k=policy.SEARCH_K)
+        return _call("search", query=graded["query"], k=graded.get("k", policy.SEARCH_K))
     return _call("exit_loop")
 
 

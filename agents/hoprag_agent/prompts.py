@@ -46,10 +46,12 @@ def planner(ctx: ReadonlyContext) -> str:
 
 1. Call graph_overview() to learn which relations the user's documents state, and the phrases questions use for each.
 2. From the question, choose the START entity (the thing the question is about, e.g. the last capitalised word of
-   its name) and the GOAL relation (one of the overview's relation names). If no relation in the overview matches
-   the question, do not search: the answer is not in what the user may read.
+   its name) and the GOAL relation (one of the overview's relation names). If the question asks for a relation
+   listed under "absent", do not search: the answer is not in what the user may read.
 3. Otherwise run the first retrieval: search(query="<start> <goal relation name with spaces>", k=2).
-4. Reply with only a JSON object: {{"action": "search" or "abstain", "start": ..., "goal": ..., "query": ..., "reason": ...}}.
+   If the question asks for no relation of the overview at all, use OPEN mode: search(query=<the question itself>, k=10).
+4. Reply with only a JSON object: {{"action": "search" or "abstain", "mode": "open" (open mode only), "start": ...,
+   "goal": ..., "query": ..., "reason": ...}}.
 
 {block("QUESTION", ctx.state.get(QUESTION, ""))}"""
 
@@ -68,6 +70,12 @@ evidence (subject -> object) to an entity that holds the goal relation.
 - Otherwise name the gap: status "gap" with the next "entity" (discovered in the facts, nothing read about it yet)
   and the "query" to search: the bare entity name; if that was already tried, "<entity> <goal relation with spaces>".
 - If searches used reached the budget: status "budget". If nothing is left to try: status "exhausted".
+OPEN mode (the plan has "mode": "open"): the search results list the names each passage states ("entities", with how
+many readable passages mention each). Name the gap as a BRIDGE entity from a passage read (mentioned by 2 or more
+passages, not named in the question) plus the words of the question no passage read so far contains: status "gap",
+"mode": "open", "entity", "rest", "query": "<entity> <rest>", "k": 10. When the budget is used up or no bridge is
+left, status "sufficient" with "answer" (the sentence that best answers the question, quoted verbatim) and "citations"
+([{{"doc_id", "quote", "via", "from"}}]); with no passage matching at all, status "exhausted".
 Reply with only a JSON object with those fields and a short "reason".
 
 {block("QUESTION", ctx.state.get(QUESTION, ""))}
@@ -79,7 +87,7 @@ def researcher(ctx: ReadonlyContext) -> str:
     return f"""You are the RESEARCHER. You fill the gap the grader named, or end the research loop.
 {SAFETY}
 
-- If the grade's status is "gap", call search(query=<the grade's query>, k=2) exactly once. (fetch, graph_walk
+- If the grade's status is "gap", call search(query=<the grade's query>, k=<the grade's k, else 2>) exactly once. (fetch, graph_walk
   and grep are available when the gap calls for a known document id, a graph relation or an exact string.)
 - For any other status, call exit_loop() and nothing else.
 After a search, reply with one short sentence saying what you searched.
@@ -94,6 +102,10 @@ def writer(ctx: ReadonlyContext) -> str:
 If the facts of the evidence connect the start entity to the goal relation, reply with exactly two lines:
 the answer alone, then "Evidence: " followed by every hop as "<subject> --<relation>--> <object> [<doc_id>]"
 joined by "; ". If sources conflicted and the newest won, add a line naming the superseded documents.
+In OPEN mode (the grade has "mode": "open" and status "sufficient") reply with: the answer sentence in quotes followed
+by "[<doc_id>]"; then "Evidence: " and every citation as '[<doc_id>] "<quote>"' joined by "; "; then "Hop path: " and
+every hop as "<from> --<via>--> <doc_id>" (the first as "question --> <doc_id>"); then, if the grade names words no
+passage explains, "Not found in what you may read: <words>". Quote only sentences of the cited passages.
 Otherwise reply "I cannot answer: <reason>." where the reason is "not found in what you may read",
 "budget exhausted" (searches or rounds ran out first) or "conflicting sources: <ids> disagree and are equally recent".
 If untrusted documents were dropped, add a line "Untrusted documents dropped unread: <ids>."; if directives

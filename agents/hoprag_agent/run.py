@@ -19,9 +19,11 @@ APP = "hoprag_agent"
 
 
 async def ask(question: str, user_id: str, corpus: Path | None = None, access: Path | None = None,
-              store: Path | None = None) -> dict[str, Any]:
-    """Answer ``question`` as ``user_id``; the structured fields come from the gate over the final ledger."""
-    root, toolset = build(hoprag_settings.resolve(corpus=corpus, access=access, store=store))
+              store: Path | None = None, **flags: Any) -> dict[str, Any]:
+    """Answer ``question`` as ``user_id``; the structured fields come from the gate over the final ledger.
+
+    ``flags`` are further settings (``mcp_url``, ``search_budget``, ...; :func:`hoprag.settings.resolve`)."""
+    root, toolset = build(hoprag_settings.resolve(corpus=corpus, access=access, store=store, **flags))
     runner = InMemoryRunner(agent=root, app_name=APP)
     try:
         session = await runner.session_service.create_session(app_name=APP, user_id=user_id)
@@ -43,14 +45,23 @@ async def ask(question: str, user_id: str, corpus: Path | None = None, access: P
 
 
 def report(ledger: dict[str, Any], written: str) -> dict[str, Any]:
+    """The structured answer: relation mode cites fact hops, open mode quoted sentences (both with ``doc_id``)."""
     graded = policy.grade(ledger)
     answered = graded["status"] == "sufficient"
+    is_open = graded.get("mode") == "open" or (ledger.get("plan") or {}).get("mode") == "open"
+    if not answered:
+        citations: list[dict[str, Any]] = []
+    elif is_open:
+        citations = graded["citations"]
+    else:
+        citations = [{"subject": s, "relation": r, "object": o, "doc_id": d} for s, r, o, d in graded.get("path", [])]
     return {
         "answer": graded["answer"] if answered else None,
         "abstained": not answered,
         "reason": None if answered else policy.abstain_reason(graded),
-        "citations": [{"subject": s, "relation": r, "object": o, "doc_id": d} for s, r, o, d in graded.get("path", [])]
-        if answered else [],
+        "mode": "open" if is_open else "relation",
+        "citations": citations,
+        "retrieved": policy.retrieved(ledger),
         "searches": len(ledger["searches"]),
         "docs_read": len(ledger["evidence"]),
         "dropped_untrusted": ledger["dropped"],

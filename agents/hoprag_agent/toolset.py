@@ -22,7 +22,7 @@ from mcp import StdioServerParameters
 
 from hoprag.access import Access, Principal, load_access
 
-TOOLS = ["search", "fetch", "graph_walk", "graph_overview", "grep"]
+TOOLS = ["search", "fetch", "graph_walk", "graph_hops", "graph_overview", "grep"]
 
 
 class CallerToolset(BaseToolset):

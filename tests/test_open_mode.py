@@ -1,0 +1,195 @@
+"""Open mode: prose multi-hop through the MCP tools and the offline policy, and its bad inputs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from agents.hoprag_agent import policy
+from benchmarks.retrieval import load_corpus
+from conftest import ROOT
+from hoprag.access import Principal
+from hoprag.corpus import Corpus, Doc
+from hoprag.engine import Engine
+from hoprag.lexicon import Lexicon
+from hoprag.walk import Budget, bridge_walk
+from mcp_server.server import MAX_ENTITIES, build_server, fixed_caller
+from test_agent import ask
+
+MUSIQUE = ROOT / "eval_sets" / "corpora" / "musique" / "corpus.jsonl"
+PUBLIC = frozenset({"public"})
+
+
+def prose_corpus(extra: tuple[Doc, ...] = ()) -> Corpus:
+    """A three-passage chain in ordinary prose: question -> Harbor Bridge -> Ravel County -> Lena Ortiz."""
+    docs = (
+        Doc("p1", "The Harbor Bridge was designed by the engineer Marta Quell in 1931.", PUBLIC, title="Harbor Bridge"),
+        Doc("p2", "Marta Quell was born in Ravel County and trained in Vienna.", PUBLIC, title="Marta Quell"),
+        Doc("p3", "Ravel County is governed by a council led by Lena Ortiz.", PUBLIC, title="Ravel County"),
+        Doc("p4", "Vienna is a large city on the Danube.", PUBLIC, title="Vienna"),
+        Doc("s1", "A sealed memo says Marta Quell also visited Zorba Island.", frozenset({"secret"}), title="Memo"),
+        *extra)
+    return Corpus(docs, Lexicon(()), None, None)
+
+
+def calls(engine: Engine, groups: frozenset[str], *requests: tuple[str, dict[str, Any]]) -> list[Any]:
+    async def go() -> list[Any]:
+        async with Client(build_server(engine, fixed_caller(Principal("caller", groups)))) as client:
+            return [await client.call_tool(name, args) for name, args in requests]
+    return asyncio.run(go())
+
+
+def drive(engine: Engine, question: str, groups: frozenset[str] = PUBLIC, budget: int = 3) -> dict[str, Any]:
+    """The offline policy's roles over a real (in-memory) MCP server, without ADK: plan, then grade/research."""
+    async def go() -> dict[str, Any]:
+        async with Client(build_server(engine, fixed_caller(Principal("caller", groups)))) as client:
+            overview = (await client.call_tool("graph_overview", {})).structured_content
+            ledger = policy.new_ledger(question, budget)
+            plan = policy.plan(question, overview)
+            ledger["plan"], ledger["start"], ledger["goal"] = plan, plan.get("start"), plan.get("goal")
+            step = plan if plan["action"] == "search" else {}
+            for _ in range(budget + 1):
+                if "query" not in step or step.get("status", "gap") != "gap":
+                    break
+                args = {"query": step["query"], "k": step.get("k", policy.SEARCH_K)}
+                result = await client.call_tool("search", args)
+                assert not result.is_error, result.content
+                policy.record(ledger, "search", args, result.structured_content)
+                step = policy.grade(ledger)
+            graded = policy.grade(ledger)
+            return {"ledger": ledger, "grade": graded, "answer": policy.compose(ledger, graded)}
+    return asyncio.run(go())
+
+
+def test_search_hits_carry_entities_counted_over_the_callers_view_only():
+    engine = Engine(prose_corpus(), "bm25-titles")
+    mine, everything = (calls(engine, groups, ("search", {"query": "Marta Quell born", "k": 3}))[0].structured_content
+                        for groups in (PUBLIC, PUBLIC | {"secret"}))
+    p2 = next(r for r in mine["results"] if r["id"] == "p2")
+    counts = {m["name"]: m["passages"] for m in p2["entities"]}
+    assert counts["Marta Quell"] == 2 and counts["Ravel County"] == 2  # p1+p2, p2+p3: the hidden memo is not counted
+    p2_all = next(r for r in everything["results"] if r["id"] == "p2")
+    assert {m["name"]: m["passages"] for m in p2_all["entities"]}["Marta Quell"] == 3  # a reader of the memo counts it
+    assert "Zorba" not in json.dumps(mine) and "s1" not in json.dumps(mine)
+    assert set(mine["weights"]) == {"marta", "quell", "born"} and mine["weights"]["born"] > 0
+    assert all(len(r["entities"]) <= MAX_ENTITIES for r in mine["results"])
+
+
+def test_graph_hops_reaches_passages_a_search_misses_and_says_what_connects_them():
+    engine = Engine(prose_corpus(), "bm25-titles")
+    hops, overview, bad = calls(engine, PUBLIC, ("graph_hops", {"query": "Who designed the Harbor Bridge?", "k": 3}),
+                                ("graph_overview", {}), ("graph_hops", {"query": "", "k": 3}))
+    found = hops.structured_content
+    assert found["seed"] == "p1" and [p["id"] for p in found["passages"]][:2] == ["p1", "p2"]
+    assert "Marta Quell" in found["passages"][1]["connects"]
+    assert "s1" not in json.dumps(found)
+    prose = overview.structured_content["prose"]
+    assert prose["passages"] == 4 and {"name": "Marta Quell", "passages": 2} in prose["connected"]
+    assert "Zorba" not in json.dumps(overview.structured_content)
+    assert bad.is_error
+
+
+def test_a_question_outside_the_lexicon_walks_the_prose_and_quotes_its_sources():
+    run = drive(Engine(prose_corpus(), "bm25-titles"), "Who leads the council of the county where the designer of "
+                                                         "the Harbor Bridge was born?")
+    graded, ledger = run["grade"], run["ledger"]
+    assert graded["status"] == "sufficient" and graded["mode"] == "open"
+    assert [s["query"].split()[0] for s in ledger["searches"]][1:] == ["Marta", "Ravel"]  # each read chose the next query
+    assert "Lena Ortiz" in graded["answer"] and graded["answer_doc"] == "p3"
+    assert [(c["doc_id"], c["via"]) for c in graded["citations"]][:3] == [
+        ("p1", None), ("p2", "Marta Quell"), ("p3", "Ravel County")]
+    assert "Hop path: question --> p1; p1 --Marta Quell--> p2; p2 --Ravel County--> p3" in run["answer"]
+    assert len(ledger["searches"]) <= 3
+
+
+def test_the_lexicon_still_decides_relation_questions_and_restricted_relations_abstain_before_searching():
+    overview = {"relations": [{"name": "owner", "cues": ["is owned by"], "asks": ["who owns"]}],
+                "absent": [{"name": "budget", "cues": ["annual budget of"], "asks": ["budget"]}]}
+    assert policy.plan("Who owns Project Falcon?", overview)["query"] == "Falcon owner"
+    assert policy.plan("What is Falcon's annual budget?", overview)["action"] == "abstain"
+    opened = policy.plan("Who designed the Harbor Bridge?", overview)
+    assert opened["mode"] == "open" and opened["query"] == "Who designed the Harbor Bridge?"
+
+
+def test_the_agent_replays_the_library_walk_exactly_from_what_the_tools_returned():
+    """The policy sees only MCP results (entities, counts, weights), yet ranks as the engine's own walk."""
+    engine = Engine(load_corpus(MUSIQUE), "bm25-titles")
+    view = engine.view(PUBLIC)
+    cases = json.loads((ROOT / "eval_sets" / "musique.evalset.json").read_text(encoding="utf-8"))["eval_cases"]
+    questions = [c["conversation"][0]["user_content"]["parts"][0]["text"] for c in cases]
+    for question in questions[:8]:
+        library = bridge_walk(question, lambda q, k: [h.doc for h in view.search(q, k)], view, Budget(3), 10)
+        agent = drive(engine, question)
+        assert policy.retrieved(agent["ledger"]) == library.ranked, question
+        assert [s["query"] for s in agent["ledger"]["searches"]] == [h.query for h in library.hops]
+
+
+@pytest.mark.parametrize("question", ["", "   ", "what is it?", "x " * 600, "¿Quién diseñó el puente del puerto?",
+                                      "ハーバーブリッジを設計したのは誰ですか"])
+def test_bad_questions_get_an_answer_or_a_clear_abstention(question):
+    run = drive(Engine(prose_corpus(), "bm25-titles"), question)
+    assert run["answer"].startswith(('"', "I cannot answer: "))
+    assert all(len(s["query"]) <= 1000 for s in run["ledger"]["searches"])
+
+
+def test_a_corpus_without_names_and_a_huge_passage_are_served():
+    plain = Corpus((Doc("a", "the pump failed after the valve was left open overnight.", PUBLIC),
+                    Doc("b", "the valve is checked every morning by the night shift.", PUBLIC),
+                    Doc("big", "Harbor words. " * 8000 + "The Harbor Bridge is long.", PUBLIC, title="Big")),
+                   Lexicon(()), None, None)
+    engine = Engine(plain, "bm25-titles")
+    run = drive(engine, "why did the pump fail?")
+    assert run["grade"]["status"] == "sufficient" and run["grade"]["answer_doc"] == "a"
+    huge = drive(engine, "How long is the Harbor Bridge?")
+    assert huge["answer"].startswith('"') and len(huge["answer"]) < 5000
+
+
+def test_hoprag_ask_json_reports_mode_quotes_and_retrieved(tmp_path: Path):
+    corpus = tmp_path / "notes"
+    corpus.mkdir()
+    for doc in prose_corpus().docs:
+        if doc.groups == PUBLIC:
+            (corpus / f"{doc.id}.md").write_text(f"---\nid: {doc.id}\ntitle: {doc.title}\ngroups: [public]\n"
+                                                  f"trusted: true\nsource: notes://{doc.id}\nupdated: 2026-01-01\n---\n{doc.text}\n")
+    (corpus / "access.yaml").write_text("principals:\n  staff: {groups: [public]}\ntokens: {}\nusers: {}\n")
+    result = ask("Who leads the council of the county where the designer of the Harbor Bridge was born?",
+                 "--as", "staff", "--corpus", str(corpus))
+    assert result["mode"] == "open" and not result["abstained"]
+    assert all(c["doc_id"] and c["quote"] for c in result["citations"])
+    assert result["retrieved"][:3] == ["p1", "p2", "p3"] and result["searches"] <= 4
+    relation = ask("Who owns Project Falcon?")
+    assert relation["mode"] == "relation" and relation["citations"][0]["doc_id"] == "d01"
+    assert relation["retrieved"][0] == "d01"
+
+
+def test_the_server_keeps_serving_after_bad_input(http_server):
+    from mcp_client import http_client
+
+    async def go():
+        async with http_client(http_server.url, "engineering") as c:
+            bad = [await c.call_tool("graph_hops", {"query": "x" * 1001}), await c.call_tool("graph_hops", {"k": 0})]
+            good = await c.call_tool("graph_hops", {"query": "Who owns Project Falcon?", "k": 2})
+            return bad, good
+    bad, good = asyncio.run(go())
+    assert all(b.is_error for b in bad) and not good.is_error and good.structured_content["passages"]
+    assert http_server.alive()
+
+
+def test_what_the_prose_tools_say_does_not_depend_on_unreadable_passages():
+    """Non-interference: a public caller gets the same entities, counts, weights, hops and overview from
+    the full corpus as from a corpus holding only their passages (the memo names entities of its own)."""
+    full = prose_corpus((Doc("s2", "Harbor Bridge Authority of Ravel runs the Quell Foundation.", frozenset({"secret"}),
+                             title="Harbor Bridge Authority"),))
+    mine = Corpus(tuple(d for d in full.docs if d.groups & PUBLIC), full.lexicon, None, None)
+    probes = [("search", {"query": q, "k": 5}) for q in ("Marta Quell", "Harbor Bridge Authority", "Ravel County council")]
+    probes += [("graph_hops", {"query": "Who designed the Harbor Bridge Authority?", "k": 4}), ("graph_overview", {})]
+    for ranker in ("bm25-titles", "bm25"):
+        got = [r.structured_content for r in calls(Engine(full, ranker), PUBLIC, *probes)]
+        want = [r.structured_content for r in calls(Engine(mine, ranker), PUBLIC, *probes)]
+        assert got == want
+        assert "Authority" not in json.dumps(got[-1]) and "Foundation" not in json.dumps(got)
