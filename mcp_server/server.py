@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Annotated, Any, Callable
+from typing import Annotated, Any, Callable, Literal
 
 from mcp.server import CacheHint
 from mcp.server.auth.middleware.auth_context import get_access_token
@@ -50,6 +50,21 @@ INSTRUCTIONS = (
 )
 
 
+class Claim(BaseModel):
+    subject: str
+    relation: str
+    object: str
+    status: Literal["current", "superseded", "unresolved"] = Field(
+        description="current: may be cited | superseded: a newer document you may read states another object "
+                    "(read superseded_by) | unresolved: equally recent documents disagree (abstain).")
+    superseded_by: list[str] = Field(description="Ids of the newest documents you may read for this subject and relation.")
+    conflicts_with: list[str] = Field(description="Ids of equally recent documents you may read that state another object.")
+
+
+CLAIMS = ("One entry per fact, same order: its standing under the conflict policy (newest updated "
+          "wins, equal dates unresolved), judged over every trusted document you may read.")
+
+
 class SearchResult(BaseModel):
     id: str
     title: str
@@ -62,6 +77,7 @@ class SearchResult(BaseModel):
     facts: list[list[str]] = Field(description="[subject, relation, object] triples read from a trusted text.")
     document: str = Field(description="The document this passage belongs to (fetch it whole with document=true).")
     section: str = Field(description="The heading the passage sits under ('' when none).")
+    claims: list[Claim] = Field(description=CLAIMS)
 
 
 class SearchResults(BaseModel):
@@ -78,6 +94,7 @@ class Document(BaseModel):
     facts: list[list[str]]
     document: str
     section: str
+    claims: list[Claim] = Field(description=CLAIMS)
 
 
 class PathStep(BaseModel):
@@ -119,6 +136,13 @@ class GrepResult(BaseModel):
 def _facts(engine: Engine, doc: Doc) -> list[list[str]]:
     """Facts come only from the integrity-gated reader: a document the gate drops has none."""
     return [list(t) for t in engine.evidence(doc)]
+
+
+def _claims(engine: Engine, doc: Doc, groups: frozenset[str]) -> list[Claim]:
+    """Each fact's standing in the caller's own view (never another caller's documents)."""
+    return [Claim(subject=c.subject, relation=c.relation, object=c.object, status=c.status,
+                  superseded_by=list(c.superseded_by), conflicts_with=list(c.conflicts_with))
+            for c in engine.claims(doc, groups)]
 
 
 def _compact(result: BaseModel) -> CallToolResult:
@@ -201,13 +225,15 @@ def build_server(engine: Engine | Callable[[], Engine], caller: Caller, access: 
         k: Annotated[int, Field(ge=1, le=MAX_K, description="Results to return.")] = 5,
     ) -> Annotated[CallToolResult, SearchResults]:
         """Rank the documents you may read against a query (best first). Search for an entity
-        name to read what is stated about it; use the entities you read as your next queries."""
+        name to read what is stated about it; use the entities you read as your next queries.
+        Cite a fact only if its claim is current; for a superseded one, fetch superseded_by."""
         who, engine = caller(), current()
         hits = engine.search(query, who.groups, k)
         return _compact(SearchResults(results=[
             SearchResult(id=h.doc.id, title=h.doc.title, text=h.doc.text[:MAX_RESULT_TEXT_CHARS], score=h.score,
                          source=h.doc.source, trusted=engine.provenance.admits(h.doc), updated=_date(h.doc),
-                         facts=_facts(engine, h.doc), document=h.doc.document_id, section=h.doc.section)
+                         facts=_facts(engine, h.doc), document=h.doc.document_id, section=h.doc.section,
+                         claims=_claims(engine, h.doc, who.groups))
             for h in hits]))
 
     @server.tool(annotations=read_only)
@@ -217,13 +243,14 @@ def build_server(engine: Engine | Callable[[], Engine], caller: Caller, access: 
     ) -> Annotated[CallToolResult, Document]:
         """Read one passage by id, with its provenance and the facts read from it; document=true
         returns the whole document it belongs to."""
-        engine = current()
-        doc = (engine.document if document else engine.fetch)(id, caller().groups)
+        engine, groups = current(), caller().groups
+        doc = (engine.document if document else engine.fetch)(id, groups)
         if doc is None:
             raise ToolError(f"no document with id {id!r} is available to you")
         return _compact(Document(id=doc.id, title=doc.title, text=doc.text, source=doc.source,
                                  trusted=engine.provenance.admits(doc), updated=_date(doc), facts=_facts(engine, doc),
-                                 document=doc.document_id, section=doc.section))
+                                 document=doc.document_id, section=doc.section,
+                                 claims=_claims(engine, doc, groups)))
 
     @server.tool(annotations=read_only)
     async def graph_walk(
