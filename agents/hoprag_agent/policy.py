@@ -15,7 +15,7 @@ from typing import Any
 from hoprag.corpus import Doc
 from hoprag.directives import directives
 from hoprag.lexicon import Lexicon, Relation
-from hoprag.verdict import assess_all, resolve
+from hoprag.verdict import Resolution, assess_all, resolve
 from hoprag.walk import Budget, edges_of, is_entity, reach
 
 Ledger = dict[str, Any]
@@ -25,6 +25,7 @@ _WH = {"what", "which", "who", "whom", "whose", "where", "when", "how", "why", "
 ABSTAIN_UNREADABLE = "not found in what you may read"
 ABSTAIN_BUDGET = "budget exhausted"
 ABSTAIN_CONFLICT = "conflicting sources"
+ABSTAIN_STALE = "a newer source could not be read"
 
 
 def new_ledger(question: str, budget: int) -> Ledger:
@@ -92,6 +93,10 @@ def record(ledger: Ledger, tool: str, args: dict[str, Any], result: dict[str, An
     reported as detected, never acted on. Seen documents are not read twice.
     """
     ledger["calls"].append({"tool": tool, "args": args})
+    if tool == "fetch" and result:
+        _read(ledger, [result] if result.get("trusted") else [], [result])
+        ledger["trace"].append(f"fetch({args.get('id', '')!r}) -> {'read' if result.get('trusted') else 'untrusted'}")
+        return
     if tool != "search":
         ledger["trace"].append(f"{tool}({_fmt_args(args)})")
         return
@@ -99,20 +104,58 @@ def record(ledger: Ledger, tool: str, args: dict[str, Any], result: dict[str, An
     ids = [r["id"] for r in results]
     dropped = [r["id"] for r in results if not r.get("trusted")]
     fresh = [r for r in results if r.get("trusted") and r["id"] not in ledger["evidence"]]
-    for r in results:
-        for clause in directives(r.get("text", "")):
-            found = {"id": r["id"], "clause": clause}
-            if found not in ledger["directives"]:  # a document retrieved twice is reported once
-                ledger["directives"].append(found)
-                ledger["trace"].append(f"directive detected in {r['id']}, not executed: {clause!r}")
-    for r in fresh:
-        ledger["evidence"][r["id"]] = {k: r.get(k) for k in ("title", "text", "source", "updated", "facts")}
+    _read(ledger, fresh, results)
     ledger["dropped"] += [d for d in dropped if d not in ledger["dropped"]]
     ledger["searches"].append({"query": args.get("query", ""), "k": args.get("k"), "results": ids, "dropped": dropped})
     ledger["queried"].append(args.get("query", ""))
     ledger["trace"].append(f"search({args.get('query', '')!r}) -> {ids}"
                            + (f" (dropped untrusted {dropped})" if dropped else "")
                            + (f" (new: {[r['id'] for r in fresh]})" if fresh else " (nothing new)"))
+
+
+def _read(ledger: Ledger, fresh: list[dict[str, Any]], seen: list[dict[str, Any]]) -> None:
+    """Report the directives of everything ``seen``; admit the ``fresh`` trusted documents as evidence.
+
+    A document's contested claims (the engine's verdict over the caller's whole view) come along;
+    uncontested ones add nothing, so the ledger of a conflict-free question is what it always was.
+    """
+    for r in seen:
+        for clause in directives(r.get("text", "")):
+            found = {"id": r["id"], "clause": clause}
+            if found not in ledger["directives"]:  # a document retrieved twice is reported once
+                ledger["directives"].append(found)
+                ledger["trace"].append(f"directive detected in {r['id']}, not executed: {clause!r}")
+    for r in fresh:
+        entry = {k: r.get(k) for k in ("title", "text", "source", "updated", "facts")}
+        contested = [c for c in r.get("claims") or [] if c.get("status", "current") != "current"]
+        if contested:
+            entry["contested"] = contested
+        ledger["evidence"][r["id"]] = entry
+
+
+def spent(ledger: Ledger) -> int:
+    """Budget units used: every search, and every fetch (a read the engine's claims asked for)."""
+    return len(ledger.get("searches", [])) + sum(c.get("tool") == "fetch" for c in ledger.get("calls", []))
+
+
+def _unread(ledger: Ledger, entity: str, goal: str, res: Resolution, facts: dict[str, list]) -> list[str]:
+    """Documents the engine says outrank or contradict the passages deciding the answer, not read yet.
+
+    For each cited passage's ``(entity, goal, object)`` claim: a superseded one names the newer
+    documents; an unresolved one its equally recent rivals -- unless what was read already ties
+    (abstaining needs no further read).
+    """
+    wanted: list[str] = []
+    for doc_id in dict.fromkeys(res.cited):
+        objects = {o for s, r, o in facts.get(doc_id, ()) if (s, r) == (entity, goal)}
+        for c in ledger["evidence"][doc_id].get("contested", []):
+            if (c.get("subject"), c.get("relation")) != (entity, goal) or c.get("object") not in objects:
+                continue
+            if c.get("status") == "superseded":
+                wanted += c.get("superseded_by", [])
+            elif res.status != "unresolved":
+                wanted += c.get("conflicts_with", [])
+    return [d for d in dict.fromkeys(wanted) if d not in ledger["evidence"]]
 
 
 def _fmt_args(args: dict[str, Any]) -> str:
@@ -130,7 +173,8 @@ def grade(ledger: Ledger) -> dict[str, Any]:
 
     Walks the admitted facts breadth-first from the start entity (:func:`hoprag.walk.reach`). An entity holding the goal
     relation is graded with ``assess``/``resolve``: ``sufficient`` (cite), or ``conflict``
-    when the newest sources disagree. Otherwise the first discovered entity not yet searched
+    when the newest sources disagree -- but first, if the engine's claims on those passages name
+    a newer or rival document not read yet, ``stale`` asks to ``fetch`` it (one budget unit). Otherwise the first discovered entity not yet searched
     is the ``gap``; with none left the search is ``exhausted``, and at the budget it stops.
     """
     start, goal = ledger.get("start"), ledger.get("goal")
@@ -144,6 +188,16 @@ def grade(ledger: Ledger) -> dict[str, Any]:
         holders = [d for d in docs if d.id in holding]
         verdicts = assess_all(holders, ledger["question"], entity, goal, facts)
         res = resolve(verdicts, {d.id: d.updated for d in docs})
+        unread = _unread(ledger, entity, goal, res, facts)
+        if unread:  # never cite what the caller's own view says is stale or contested: read it first
+            tried = {c["args"].get("id") for c in ledger["calls"] if c.get("tool") == "fetch"}
+            todo = [d for d in unread if d not in tried]
+            if not todo:
+                return {"status": "exhausted", "reason": ABSTAIN_STALE}
+            if Budget(ledger["budget"], spent(ledger)).exhausted:
+                return {"status": "budget", "reason": ABSTAIN_BUDGET}
+            return {"status": "stale", "entity": entity, "fetch": todo[0],
+                    "reason": f"{todo[0]} is newer than or contradicts {', '.join(res.cited)}; read it before citing"}
         path = [list(e) for e in found.path]
         graded = [{"doc": v.passage, "relevant": v.relevant, "supported": v.supported, "action": v.action}
                   for v in verdicts]
@@ -157,7 +211,7 @@ def grade(ledger: Ledger) -> dict[str, Any]:
     read = {t[0] for triples in facts.values() for t in triples}
     gaps = [(e, q) for e in found.order if is_entity(e) and e not in read
             for q in queries_for(e, goal, start=e == start) if q not in ledger["queried"]][:1]
-    if Budget(ledger["budget"], len(ledger["searches"])).exhausted:
+    if Budget(ledger["budget"], spent(ledger)).exhausted:
         return {"status": "budget", "reason": ABSTAIN_BUDGET}
     if not gaps:
         return {"status": "exhausted", "reason": ABSTAIN_UNREADABLE}
@@ -187,4 +241,4 @@ def abstain_reason(graded: dict[str, Any]) -> str:
     """Why a grade that is not ``sufficient`` cannot be answered (a gap left open = budget ran out)."""
     if graded["status"] == "conflict":
         return f"{ABSTAIN_CONFLICT}: {', '.join(graded['cited'])} disagree and are equally recent"
-    return ABSTAIN_BUDGET if graded["status"] == "gap" else graded.get("reason", ABSTAIN_UNREADABLE)
+    return ABSTAIN_BUDGET if graded["status"] in ("gap", "stale") else graded.get("reason", ABSTAIN_UNREADABLE)
