@@ -145,14 +145,18 @@ class Engine:
         key = frozenset(groups)
         return self._graphs.get(key, lambda: build_graph(self.docs, key, self.evidence))
 
+    def contested(self, groups: frozenset[str]) -> Claims:
+        """What is contested in the caller's graph (built once per group set, from that graph alone)."""
+        key = frozenset(groups)
+        return self._claims.get(key, lambda: Claims(self.graph(key)))
+
     def claims(self, doc: Doc, groups: frozenset[str]) -> tuple[Claim, ...]:
         """The standing of each of ``doc``'s evidence facts in the caller's view (parallel to :meth:`evidence`).
 
         Judged over the caller's whole graph, not over what a search happened to return; documents
         the caller cannot read take no part (:mod:`.claims`).
         """
-        key = frozenset(groups)
-        contested = self._claims.get(key, lambda: Claims(self.graph(key)))
+        contested = self.contested(groups)
         return tuple(contested.of(doc.id, t) for t in self.evidence(doc))
 
     def grep(self, needle: str, groups: frozenset[str], k: int | None = None) -> list[tuple[str, str]]:

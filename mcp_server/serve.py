@@ -78,10 +78,10 @@ def serve(
                 raise AccessError("--as is for stdio; over HTTP the bearer token names the caller")
             caller, needs_token, principals = http_caller(operator), operator, list(operator.principals.values())
 
-        def warm(engine: Engine) -> None:  # build every caller's index and graph now, not on the first request
+        def warm(engine: Engine) -> None:  # every caller's index, graph and conflict claims now, not on the first request
             for p in principals:
                 engine.searcher.view(p.groups)
-                engine.graph(p.groups)
+                engine.contested(p.groups)
 
         if loaded is None:
             current: Engine | Callable[[], Engine] = Live(resolved.store, resolved.ranker, warm, on_swap=_refreeze).start().current

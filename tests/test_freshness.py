@@ -234,3 +234,31 @@ def test_hoprag_ask_json(question):
         assert result["citations"][-1]["doc_id"] not in {"h01", "i01", "e01"}  # never the stale document
     if question == JAY:
         assert "j09" not in json.dumps(result) and "me-south-1" not in json.dumps(result)
+
+
+# --- the engine's claims, case by case ------------------------------------------------------------
+
+def test_claims_follow_resolve_case_by_case():
+    """Older agreeing sources stay current, undated ones count as oldest, ties name their rivals only."""
+    import datetime as dt
+
+    from hoprag.claims import Claim
+    from hoprag.corpus import Corpus, Doc
+    from hoprag.engine import Engine
+    from hoprag.lexicon import load_lexicon
+
+    day = lambda m: dt.date(2026, m, 1)  # noqa: E731
+    texts = [("a1", "Atlas runs in region north.", day(1)), ("a2", "Atlas runs in region south.", day(3)),
+             ("a3", "Atlas runs in region south.", day(2)), ("a4", "Atlas runs in region west.", None),
+             ("b1", "Borealis runs in region north.", day(2)), ("b2", "Borealis runs in region south.", day(2)),
+             ("b3", "Borealis runs in region east.", day(1)), ("c1", "Comet runs in region north.", day(1))]
+    docs = tuple(Doc(i, t, frozenset({"g"}), updated=u) for i, t, u in texts)
+    engine = Engine(Corpus(docs, load_lexicon(CORPUS / "relations.yaml")), "overlap")
+    got = {d.id: engine.claims(d, frozenset({"g"}))[0] for d in docs}
+    assert {i: (c.status, c.superseded_by, c.conflicts_with) for i, c in got.items()} == {
+        "a1": ("superseded", ("a2",), ()), "a2": ("current", (), ()), "a3": ("current", (), ()),
+        "a4": ("superseded", ("a2",), ()),
+        "b1": ("unresolved", (), ("b2",)), "b2": ("unresolved", (), ("b1",)), "b3": ("superseded", ("b1", "b2"), ()),
+        "c1": ("current", (), ())}
+    assert len(engine.contested(frozenset({"g"}))) == 5
+    assert engine.claims(docs[0], frozenset({"other"})) == (Claim("Atlas", "region", "north"),)  # no view, no rival

@@ -90,12 +90,16 @@ def record(ledger: Ledger, tool: str, args: dict[str, Any], result: dict[str, An
     """Add one tool call and what it returned to the ledger (the only path into evidence).
 
     Untrusted results are dropped before anything is read from them; their directives are
-    reported as detected, never acted on. Seen documents are not read twice.
+    reported as detected, never acted on. Seen documents are not read twice. A ``fetch`` result
+    enters like a search hit (its claims included); other tools are traced only.
     """
     ledger["calls"].append({"tool": tool, "args": args})
     if tool == "fetch" and result:
-        _read(ledger, [result] if result.get("trusted") else [], [result])
-        ledger["trace"].append(f"fetch({args.get('id', '')!r}) -> {'read' if result.get('trusted') else 'untrusted'}")
+        trusted = bool(result.get("trusted"))
+        _read(ledger, [result] if trusted and result["id"] not in ledger["evidence"] else [], [result])
+        if not trusted and result["id"] not in ledger["dropped"]:
+            ledger["dropped"].append(result["id"])
+        ledger["trace"].append(f"fetch({args.get('id', '')!r}) -> {'read' if trusted else 'dropped untrusted'}")
         return
     if tool != "search":
         ledger["trace"].append(f"{tool}({_fmt_args(args)})")
@@ -133,9 +137,14 @@ def _read(ledger: Ledger, fresh: list[dict[str, Any]], seen: list[dict[str, Any]
         ledger["evidence"][r["id"]] = entry
 
 
+def fetched(ledger: Ledger) -> list[str]:
+    """The ids every ``fetch`` asked for, failed ones included (a failed read is not retried)."""
+    return [c["args"].get("id", "") for c in ledger.get("calls", []) if c.get("tool") == "fetch"]
+
+
 def spent(ledger: Ledger) -> int:
-    """Budget units used: every search, and every fetch (a read the engine's claims asked for)."""
-    return len(ledger.get("searches", [])) + sum(c.get("tool") == "fetch" for c in ledger.get("calls", []))
+    """Budget units used: one per search and one per fetch -- the budget caps reads, whichever tool."""
+    return len(ledger.get("searches", [])) + len(fetched(ledger))
 
 
 def _unread(ledger: Ledger, entity: str, goal: str, res: Resolution, facts: dict[str, list]) -> list[str]:
@@ -174,8 +183,9 @@ def grade(ledger: Ledger) -> dict[str, Any]:
     Walks the admitted facts breadth-first from the start entity (:func:`hoprag.walk.reach`). An entity holding the goal
     relation is graded with ``assess``/``resolve``: ``sufficient`` (cite), or ``conflict``
     when the newest sources disagree -- but first, if the engine's claims on those passages name
-    a newer or rival document not read yet, ``stale`` asks to ``fetch`` it (one budget unit). Otherwise the first discovered entity not yet searched
-    is the ``gap``; with none left the search is ``exhausted``, and at the budget it stops.
+    a newer or rival document not read yet, ``stale`` asks to ``fetch`` it (one budget unit).
+    Otherwise the first discovered entity not yet searched is the ``gap``; with none left the
+    search is ``exhausted``, and at the budget it stops.
     """
     start, goal = ledger.get("start"), ledger.get("goal")
     if not start or not goal:
@@ -190,8 +200,7 @@ def grade(ledger: Ledger) -> dict[str, Any]:
         res = resolve(verdicts, {d.id: d.updated for d in docs})
         unread = _unread(ledger, entity, goal, res, facts)
         if unread:  # never cite what the caller's own view says is stale or contested: read it first
-            tried = {c["args"].get("id") for c in ledger["calls"] if c.get("tool") == "fetch"}
-            todo = [d for d in unread if d not in tried]
+            todo = [d for d in unread if d not in fetched(ledger)]
             if not todo:
                 return {"status": "exhausted", "reason": ABSTAIN_STALE}
             if Budget(ledger["budget"], spent(ledger)).exhausted:

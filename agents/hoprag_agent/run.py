@@ -52,7 +52,7 @@ def report(ledger: dict[str, Any], written: str) -> dict[str, Any]:
         "citations": [{"subject": s, "relation": r, "object": o, "doc_id": d} for s, r, o, d in graded.get("path", [])]
         if answered else [],
         "searches": len(ledger["searches"]),
-        "fetches": sum(c["tool"] == "fetch" for c in ledger["calls"]),
+        "fetches": len(policy.fetched(ledger)),
         "docs_read": len(ledger["evidence"]),
         "dropped_untrusted": ledger["dropped"],
         "tool_calls": [c["tool"] for c in ledger["calls"]],
