@@ -56,13 +56,16 @@ OUT = Path(__file__).resolve().parent / "out"
 TUNINGS = ("gc-freeze",)  # TCP_NODELAY needs no switch: the shared listener always sets it
 
 
-def search_payload(engine: Engine, hits: Sequence[Hit]) -> dict[str, Any]:
+def search_payload(engine: Engine, hits: Sequence[Hit], groups: frozenset[str]) -> dict[str, Any]:
     """The ``search`` tool's structured result for these hits, built without MCP (the bare baseline)."""
     return {"results": [
         {"id": h.doc.id, "title": h.doc.title, "text": h.doc.text[:MAX_RESULT_TEXT_CHARS], "score": h.score,
          "source": h.doc.source, "trusted": engine.provenance.admits(h.doc),
          "updated": h.doc.updated.isoformat() if h.doc.updated else None,
-         "facts": [list(t) for t in engine.evidence(h.doc)]}
+         "facts": [list(t) for t in engine.evidence(h.doc)],
+         "claims": [{"subject": c.subject, "relation": c.relation, "object": c.object, "status": c.status,
+                     "superseded_by": list(c.superseded_by), "conflicts_with": list(c.conflicts_with)}
+                    for c in engine.claims(h.doc, groups)]}
         for h in hits]}
 
 
@@ -82,7 +85,7 @@ def bare_app(engine: Engine, access: Access) -> Starlette:
             valid = False
         if not valid:
             return JSONResponse({"error": f"expected {{query: 1-{MAX_QUERY_CHARS} chars, k: 1-{MAX_K}}}"}, status_code=400)
-        return JSONResponse(search_payload(engine, engine.search(query, principal.groups, k)))
+        return JSONResponse(search_payload(engine, engine.search(query, principal.groups, k), principal.groups))
 
     async def health(_: Request) -> JSONResponse:
         return JSONResponse({"status": "ok", "documents": len(engine.docs)})
@@ -95,7 +98,7 @@ def bare_app(engine: Engine, access: Access) -> Starlette:
 
 def expected(engine: Engine, groups: frozenset[str], query: str, k: int) -> dict[str, Any]:
     """What a correct server answers this principal's search with."""
-    return search_payload(engine, engine.search(query, groups, k))
+    return search_payload(engine, engine.search(query, groups, k), groups)
 
 
 def wrong_samples(engine: Engine, groups: frozenset[str], queries: Sequence[str], k: int,
@@ -295,7 +298,7 @@ def probe(corpus: Path, access: Path, searches: int, principal: str = "engineeri
         engine.searcher.view(p.groups)
     t3 = time.perf_counter()
     for p in operator.principals.values():
-        engine.graph(p.groups)
+        engine.contested(p.groups)  # the graph and its conflict claims, as serve.py builds them
     t4 = time.perf_counter()
     groups = operator.principal(principal).groups
     queries = default_queries(corpus)
@@ -305,7 +308,7 @@ def probe(corpus: Path, access: Path, searches: int, principal: str = "engineeri
         a = time.perf_counter()
         hits = engine.search(q, groups, 5)
         b = time.perf_counter()
-        search_payload(engine, hits)
+        search_payload(engine, hits, groups)
         plain.append(b - a)
         full.append(time.perf_counter() - a)
     status = proc_status("self")
