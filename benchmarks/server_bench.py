@@ -289,7 +289,7 @@ def probe(corpus: Path, access: Path, searches: int, principal: str = "engineeri
         engine.searcher.view(p.groups)
     t3 = time.perf_counter()
     for p in operator.principals.values():
-        engine.graph(p.groups)
+        engine.contested(p.groups)  # the graph and its conflict claims, as serve.py builds them
     t4 = time.perf_counter()
     groups = operator.principal(principal).groups
     queries = default_queries(corpus)

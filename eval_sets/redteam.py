@@ -203,7 +203,7 @@ class Run:
 
 
 async def run_questions(corpus: Path, questions: Sequence[str], user: str = USER,
-                        model: str = "hoprag-offline") -> list[Run]:
+                        model: str = "hoprag-offline", ranker: str | None = None) -> list[Run]:
     """Answer many questions with one agent (one stdio MCP server): one session per question.
 
     ``hoprag ask`` starts a process per question; building once keeps hundreds of cases cheap.
@@ -216,7 +216,7 @@ async def run_questions(corpus: Path, questions: Sequence[str], user: str = USER
     from agents.hoprag_agent.callbacks import LEDGER
 
     settings = dataclasses.replace(resolve(), corpus=Path(corpus), access=None, model=model, mcp_url=None,
-                                   ranker=None)
+                                   ranker=ranker)
     root, toolset = build(settings)
     runner = InMemoryRunner(agent=root, app_name=APP)
     runs = []

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 from .cache import Derived, Lru
+from .claims import Claim, Claims
 from .corpus import Corpus, Doc, load_corpus
 from .entities import EntityIndex
 from .graph import Graph, build_graph
@@ -48,6 +49,7 @@ class Engine:
             if d.document:
                 self._parts.setdefault(d.document, []).append(d)
         self._graphs: Lru[frozenset[str], Graph] = Lru(64)
+        self._claims: Lru[frozenset[str], Claims] = Lru(64)
 
     @classmethod
     def from_snapshot(cls, snapshot: "Snapshot", ranker: str | None = None) -> "Engine":
@@ -142,6 +144,20 @@ class Engine:
         """The caller's trusted, authorized entity graph (built once per group set)."""
         key = frozenset(groups)
         return self._graphs.get(key, lambda: build_graph(self.docs, key, self.evidence))
+
+    def contested(self, groups: frozenset[str]) -> Claims:
+        """What is contested in the caller's graph (built once per group set, from that graph alone)."""
+        key = frozenset(groups)
+        return self._claims.get(key, lambda: Claims(self.graph(key)))
+
+    def claims(self, doc: Doc, groups: frozenset[str]) -> tuple[Claim, ...]:
+        """The standing of each of ``doc``'s evidence facts in the caller's view (parallel to :meth:`evidence`).
+
+        Judged over the caller's whole graph, not over what a search happened to return; documents
+        the caller cannot read take no part (:mod:`.claims`).
+        """
+        contested = self.contested(groups)
+        return tuple(contested.of(doc.id, t) for t in self.evidence(doc))
 
     def grep(self, needle: str, groups: frozenset[str], k: int | None = None) -> list[tuple[str, str]]:
         return grep(self.docs, groups, needle, k)

@@ -6,7 +6,7 @@
 | store | ``--store`` | ``HOPRAG_STORE`` | none; when given it is served instead of the corpus (``hoprag index``) |
 | access file | ``--access`` | ``HOPRAG_ACCESS`` | ``access.yaml`` beside the store file, else in (or beside) the corpus |
 | ranker | ``--ranker`` | ``HOPRAG_RANKER`` | what the corpus's ``corpus.yaml`` asks for, else ``bm25-titles`` |
-| search budget | ``--budget`` | ``HOPRAG_SEARCH_BUDGET`` | 4 searches per question |
+| search budget | ``--budget`` | ``HOPRAG_SEARCH_BUDGET`` | 4 reads (searches + fetches) per question |
 | loop rounds | ``--iterations`` | ``HOPRAG_MAX_ITERATIONS`` | 4 grader/researcher rounds |
 | model | ``--model`` | ``HOPRAG_MODEL`` | ``hoprag-offline`` (``gemini-2.5-flash`` when ``GOOGLE_API_KEY`` is set) |
 | MCP server | ``--mcp-url`` | ``HOPRAG_MCP_URL`` | none: a stdio subprocess per principal |

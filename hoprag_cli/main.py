@@ -146,7 +146,7 @@ def ask(
     corpus: Optional[Path] = CorpusOpt,
     store: Optional[Path] = StoreOpt,
     access: Optional[Path] = AccessOpt,
-    as_json: bool = typer.Option(False, "--json", help="Print {answer, abstained, reason, mode, citations, retrieved, searches, docs_read, trace}."),
+    as_json: bool = typer.Option(False, "--json", help="Print {answer, abstained, reason, mode, citations, retrieved, searches, fetches, docs_read, trace}."),
 ) -> None:
     """Answer a question with the ADK agent team (offline policy model unless HOPRAG_MODEL / GOOGLE_API_KEY)."""
     import asyncio
@@ -155,12 +155,12 @@ def ask(
 
     result = asyncio.run(run_ask(question, principal, corpus, access, store))
     if as_json:
-        keys = ("answer", "abstained", "reason", "mode", "citations", "retrieved", "searches", "docs_read",
+        keys = ("answer", "abstained", "reason", "mode", "citations", "retrieved", "searches", "fetches", "docs_read",
                 "dropped_untrusted", "tool_calls", "trace")
         typer.echo(json.dumps({k: result[k] for k in keys}, indent=2))
         return
     typer.echo(result["response"])
-    typer.echo(f"\nsearches: {result['searches']}  docs read: {result['docs_read']}  "
+    typer.echo(f"\nsearches: {result['searches']}  fetches: {result['fetches']}  docs read: {result['docs_read']}  "
                f"tool calls: {', '.join(result['tool_calls']) or 'none'}")
     for line in result["trace"]:
         typer.echo(f"  {line}")

@@ -78,10 +78,11 @@ def serve(
                 raise AccessError("--as is for stdio; over HTTP the bearer token names the caller")
             caller, needs_token, principals = http_caller(operator), operator, list(operator.principals.values())
 
-        def warm(engine: Engine) -> None:  # build every caller's index and graphs now, not on the first request
+        def warm(engine: Engine) -> None:  # every caller's index, graphs and conflict claims now, not on the first request
             for p in principals:
                 view = engine.searcher.view(p.groups)
                 engine.graph(p.groups)
+                engine.contested(p.groups)
                 view.idf, view.entities.named  # noqa: B018 (cached properties: the term weights and the prose graph)
 
         if loaded is None:

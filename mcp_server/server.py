@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Annotated, Any, Callable
+from typing import Annotated, Any, Callable, Literal
 
 from mcp.server import CacheHint
 from mcp.server.auth.middleware.auth_context import get_access_token
@@ -64,6 +64,21 @@ class Mention(BaseModel):
                                         f"{MAX_SAID}, {MAX_SAID_CHARS} characters each).")
 
 
+class Claim(BaseModel):
+    subject: str
+    relation: str
+    object: str
+    status: Literal["current", "superseded", "unresolved"] = Field(
+        description="current: may be cited | superseded: a newer document you may read states another object "
+                    "(read superseded_by) | unresolved: equally recent documents disagree (abstain).")
+    superseded_by: list[str] = Field(description="Ids of the newest documents you may read for this subject and relation.")
+    conflicts_with: list[str] = Field(description="Ids of equally recent documents you may read that state another object.")
+
+
+CLAIMS = ("One entry per fact, same order: its standing under the conflict policy (newest updated "
+          "wins, equal dates unresolved), judged over every trusted document you may read.")
+
+
 class SearchResult(BaseModel):
     id: str
     title: str
@@ -80,6 +95,7 @@ class SearchResult(BaseModel):
         default_factory=list,
         description=f"Names a trusted passage states (at most {MAX_ENTITIES}, connecting ones first): search "
                     "one with the part of your question still unexplained to take the next hop.")
+    claims: list[Claim] = Field(description=CLAIMS)
 
 
 class SearchResults(BaseModel):
@@ -99,6 +115,7 @@ class Document(BaseModel):
     facts: list[list[str]]
     document: str
     section: str
+    claims: list[Claim] = Field(description=CLAIMS)
 
 
 class PathStep(BaseModel):
@@ -173,6 +190,13 @@ def _facts(engine: Engine, doc: Doc) -> list[list[str]]:
     return [list(t) for t in engine.evidence(doc)]
 
 
+def _claims(engine: Engine, doc: Doc, groups: frozenset[str]) -> list[Claim]:
+    """Each fact's standing in the caller's own view (never another caller's documents)."""
+    return [Claim(subject=c.subject, relation=c.relation, object=c.object, status=c.status,
+                  superseded_by=list(c.superseded_by), conflicts_with=list(c.conflicts_with))
+            for c in engine.claims(doc, groups)]
+
+
 def _compact(result: BaseModel) -> CallToolResult:
     """Structured content plus its compact JSON as text (the SDK's default pretty-prints a copy)."""
     data = result.model_dump(mode="json")
@@ -195,7 +219,7 @@ def search_results(engine: Engine, groups: frozenset[str], query: str, k: int) -
         SearchResult(id=h.doc.id, title=h.doc.title, text=h.doc.text[:MAX_RESULT_TEXT_CHARS], score=h.score,
                      source=h.doc.source, trusted=engine.provenance.admits(h.doc), updated=_date(h.doc),
                      facts=_facts(engine, h.doc), document=h.doc.document_id, section=h.doc.section,
-                     entities=_mentions(engine, view, h.doc))
+                     claims=_claims(engine, h.doc, groups), entities=_mentions(engine, view, h.doc))
         for h in hits], weights={t: round(view.idf.get(t, 0.0), 4) for t in dict.fromkeys(content(query))})
 
 
@@ -272,7 +296,8 @@ def build_server(engine: Engine | Callable[[], Engine], caller: Caller, access: 
         k: Annotated[int, Field(ge=1, le=MAX_K, description="Results to return.")] = 5,
     ) -> Annotated[CallToolResult, SearchResults]:
         """Rank the documents you may read against a query (best first). Search for an entity
-        name to read what is stated about it; use the entities you read as your next queries."""
+        name to read what is stated about it; use the entities you read as your next queries.
+        Cite a fact only if its claim is current; for a superseded one, fetch superseded_by."""
         return _compact(search_results(current(), caller().groups, query, k))
 
     @server.tool(annotations=read_only)
@@ -282,13 +307,14 @@ def build_server(engine: Engine | Callable[[], Engine], caller: Caller, access: 
     ) -> Annotated[CallToolResult, Document]:
         """Read one passage by id, with its provenance and the facts read from it; document=true
         returns the whole document it belongs to."""
-        engine = current()
-        doc = (engine.document if document else engine.fetch)(id, caller().groups)
+        engine, groups = current(), caller().groups
+        doc = (engine.document if document else engine.fetch)(id, groups)
         if doc is None:
             raise ToolError(f"no document with id {id!r} is available to you")
         return _compact(Document(id=doc.id, title=doc.title, text=doc.text, source=doc.source,
                                  trusted=engine.provenance.admits(doc), updated=_date(doc), facts=_facts(engine, doc),
-                                 document=doc.document_id, section=doc.section))
+                                 document=doc.document_id, section=doc.section,
+                                 claims=_claims(engine, doc, groups)))
 
     @server.tool(annotations=read_only)
     async def graph_walk(

@@ -2,7 +2,7 @@
 
 Hypothesis generates corpora (random groups, trust flags and dates per document; texts from a small
 vocabulary with the lexicon's relation cues, so graphs have multi-hop edges and dated conflicts),
-principals and probes of all five tools, driven through the MCP layer (an in-process
+principals and probes of all five tools (search and fetch with each fact's conflict claim), driven through the MCP layer (an in-process
 ``mcp.Client``, either protocol era) and through the engine directly. Two independent oracles judge
 every probe:
 
@@ -137,6 +137,7 @@ class Tally:
     tools: Counter = field(default_factory=Counter)
     answered: Counter = field(default_factory=Counter)
     walks: Counter = field(default_factory=Counter)
+    claims: Counter = field(default_factory=Counter)
 
     def record(self, name: str, got: dict[str, Any]) -> None:
         self.mcp += 1
@@ -146,6 +147,8 @@ class Tally:
                                     or (name == "fetch" and not got["is_error"]))
         if name == "graph_walk" and s:
             self.walks[s["status"]] += 1
+        for r in s.get("results") or ([s] if name == "fetch" and s else []):
+            self.claims.update(c["status"] for c in r.get("claims", []))
 
 
 def answer(result: Any) -> dict[str, Any]:
@@ -162,9 +165,11 @@ async def call_all(server: Any, calls: list[tuple[str, dict[str, Any]]], mode: s
 def engine_answer(engine: Engine, name: str, args: dict[str, Any], groups: frozenset[str]) -> Any:
     """The same probe against the engine API as plain comparable data (``None``: not an engine call)."""
     if name == "search" and args.get("k") in range(1, 51):
-        return [(h.doc.id, h.doc.text, h.score) for h in engine.search(args["query"], groups, args["k"])]
+        return [(h.doc.id, h.doc.text, h.score, engine.claims(h.doc, groups))
+                for h in engine.search(args["query"], groups, args["k"])]
     if name == "fetch":
-        return engine.fetch(args["id"], groups)
+        doc = engine.fetch(args["id"], groups)
+        return doc, engine.claims(doc, groups) if doc else ()
     if name == "grep" and "text" in args:
         return engine.grep(args["text"], groups, args["k"])
     if name == "graph_walk" and "start" in args:
@@ -243,11 +248,13 @@ def test_no_unauthorized_document_reaches_any_tool():
     seconds = time.perf_counter() - start
     print(f"\npermission probes: {tally.mcp} MCP tool calls {dict(tally.tools)} + {tally.engine} engine calls over "
           f"{tally.corpora} corpora with {tally.hidden} unreadable documents, 0 leaks, {seconds:.1f} s; "
-          f"non-empty answers {dict(tally.answered)}; graph walks {dict(tally.walks)}")
+          f"non-empty answers {dict(tally.answered)}; graph walks {dict(tally.walks)}; "
+          f"fact claims in search/fetch {dict(tally.claims)}")
     assert tally.mcp >= PROBES and set(tally.tools) == {"search", "fetch", "grep", "graph_walk", "graph_hops",
                                                         "graph_overview", "nope"}
     # not vacuous: there were documents to hide, and every tool answered with something
     assert tally.hidden and all(tally.answered[t] for t in ("search", "fetch", "grep", "graph_walk", "graph_overview"))
+    assert all(tally.claims[s] for s in ("current", "superseded", "unresolved"))  # contested facts were probed
 
 
 def conflict_corpus() -> Corpus:
@@ -270,6 +277,14 @@ def test_a_conflict_the_caller_cannot_read_does_not_touch_their_answer(groups, s
         check(Engine(c, ranker), Engine(mine, ranker), who, walks, "auto", tally)
     walk = local_search(Engine(c).graph(who.groups), "Atlas", "region", 2)
     assert (walk.resolution.status, walk.answer) == (status, expected)
+    engine = Engine(c, "overlap")
+    standing = {d.id: engine.claims(d, who.groups)[0] for d in c.docs if d.groups & who.groups and d.trusted}
+    ids = [markers(i)["id"] for i in range(4)]
+    want = {frozenset({"g0"}): {ids[0]: ("current", (), ())},
+            frozenset({"g1"}): {ids[1]: ("unresolved", (), (ids[2],)), ids[2]: ("unresolved", (), (ids[1],))},
+            frozenset({"g0", "g1"}): {ids[0]: ("superseded", (ids[1], ids[2]), ()),
+                                      ids[1]: ("unresolved", (), (ids[2],)), ids[2]: ("unresolved", (), (ids[1],))}}
+    assert {i: (c.status, c.superseded_by, c.conflicts_with) for i, c in standing.items()} == want[who.groups]
 
 
 # Negative controls: the same checks must catch each of these deliberately leaky engines.
@@ -306,6 +321,13 @@ class UnfilteredGrep(Engine):
         return super().grep(needle, everyone(self), k)
 
 
+class UnfilteredClaims(Engine):
+    """Judges each fact against every trusted document, readable or not (names the newer unreadable one)."""
+
+    def claims(self, doc: Doc, groups: frozenset[str]):
+        return super().claims(doc, everyone(self))
+
+
 class TellingFetch(Engine):
     """Refuses a forbidden id differently from an unknown one: existence leaks."""
 
@@ -315,14 +337,15 @@ class TellingFetch(Engine):
         return super().fetch(doc_id, groups)
 
 
-@pytest.mark.parametrize("leaky", [RankThenFilter, UnfilteredSearch, UnfilteredGraph, UnfilteredGrep])
+@pytest.mark.parametrize("leaky", [RankThenFilter, UnfilteredSearch, UnfilteredGraph, UnfilteredGrep, UnfilteredClaims])
 def test_negative_control_noninterference_catches_a_leaky_engine(leaky):
     with pytest.raises(AssertionError, match="depends on unreadable documents"):
         run_property(leaky, 3000, derandomize=True, database=None, phases=[Phase.generate])
 
 
 @pytest.mark.parametrize("leaky, message", [(UnfilteredSearch, "leaked"), (UnfilteredGraph, "leaked"),
-                                            (UnfilteredGrep, "leaked"), (TellingFetch, "differs from an unknown id")])
+                                            (UnfilteredGrep, "leaked"), (UnfilteredClaims, "leaked"),
+                                            (TellingFetch, "differs from an unknown id")])
 def test_negative_control_markers_and_fetch_shape_alone_catch_a_leaky_engine(leaky, message):
     """Without the differential oracle. (Rank-then-filter leaks only through result counts and
     scores, which is what noninterference is for.)"""

@@ -2,7 +2,8 @@
 
 Every tool result enters the ledger through :func:`after_tool` (the integrity gate drops
 untrusted documents there), and :func:`before_tool` refuses a ``search`` past the budget
-before it reaches the server -- the hard stop does not depend on the model obeying.
+(or a ``fetch``: both spend the one budget) before it reaches the server -- the hard stop does
+not depend on the model obeying.
 """
 
 from __future__ import annotations
@@ -37,11 +38,11 @@ def start_question(budget: int):
 
 
 def before_tool(tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> dict[str, Any] | None:
-    """Enforce the search budget: a refused call never reaches the server."""
+    """Enforce the budget (searches and fetches): a refused call never reaches the server."""
     ledger = tool_context.state.get(LEDGER) or {}
-    if tool.name == "search" and Budget(ledger.get("budget", 0), len(ledger.get("searches", []))).exhausted:
+    if tool.name in ("search", "fetch") and Budget(ledger.get("budget", 0), policy.spent(ledger)).exhausted:
         return {"isError": True, _BLOCKED: True,
-                "content": [{"type": "text", "text": f"search {policy.ABSTAIN_BUDGET}"}]}
+                "content": [{"type": "text", "text": f"{tool.name} {policy.ABSTAIN_BUDGET}"}]}
     return None
 
 
@@ -52,7 +53,7 @@ def after_tool(tool: BaseTool, args: dict[str, Any], tool_context: ToolContext, 
     ledger = _ledger(tool_context.state)
     response = tool_response if isinstance(tool_response, dict) else {}
     if response.get(_BLOCKED):
-        ledger["trace"].append(f"refused {tool.name}({args}): search {policy.ABSTAIN_BUDGET}")
+        ledger["trace"].append(f"refused {tool.name}({args}): {tool.name} {policy.ABSTAIN_BUDGET}")
     elif response.get("isError") or "error" in response:
         ledger["trace"].append(f"{tool.name} failed: {_error_text(response)}")
         ledger["calls"].append({"tool": tool.name, "args": args})

@@ -18,7 +18,7 @@ from hoprag.directives import directives
 from hoprag.entities import norm
 from hoprag.lexicon import Lexicon, Relation
 from hoprag.tokens import content
-from hoprag.verdict import assess_all, resolve
+from hoprag.verdict import Resolution, assess_all, resolve
 from hoprag.walk import BridgeWalker, Budget, Hop, edges_of, fuse, is_entity, reach, residual
 
 Ledger = dict[str, Any]
@@ -38,6 +38,7 @@ ABSTAIN_EMPTY = "the question is empty"
 ABSTAIN_NO_MATCH = "nothing you may read matches the question"
 #: Sentence ends, except after an initial ("James K. Polk", "U.S. Army").
 _SENTENCE = re.compile(r"(?<!\s[A-Z]\.)(?<!^[A-Z]\.)(?<!\.[A-Z]\.)(?<=[.!?])\s+|\n+")
+ABSTAIN_STALE = "a newer source could not be read"
 
 
 def new_ledger(question: str, budget: int) -> Ledger:
@@ -114,9 +115,17 @@ def record(ledger: Ledger, tool: str, args: dict[str, Any], result: dict[str, An
     """Add one tool call and what it returned to the ledger (the only path into evidence).
 
     Untrusted results are dropped before anything is read from them; their directives are
-    reported as detected, never acted on. Seen documents are not read twice.
+    reported as detected, never acted on. Seen documents are not read twice. A ``fetch`` result
+    enters like a search hit (its claims included); other tools are traced only.
     """
     ledger["calls"].append({"tool": tool, "args": args})
+    if tool == "fetch" and result:
+        trusted = bool(result.get("trusted"))
+        _read(ledger, [result] if trusted and result["id"] not in ledger["evidence"] else [], [result])
+        if not trusted and result["id"] not in ledger["dropped"]:
+            ledger["dropped"].append(result["id"])
+        ledger["trace"].append(f"fetch({args.get('id', '')!r}) -> {'read' if trusted else 'dropped untrusted'}")
+        return
     if tool != "search":
         ledger["trace"].append(f"{tool}({_fmt_args(args)})")
         return
@@ -124,19 +133,7 @@ def record(ledger: Ledger, tool: str, args: dict[str, Any], result: dict[str, An
     ids = [r["id"] for r in results]
     dropped = [r["id"] for r in results if not r.get("trusted")]
     fresh = [r for r in results if r.get("trusted") and r["id"] not in ledger["evidence"]]
-    scanned = {i for s in ledger["searches"] for i in s["results"]}
-    for r in results:
-        if r["id"] in scanned:  # a document retrieved again holds the directives already reported
-            continue
-        for clause in directives(r.get("text", "")):
-            found = {"id": r["id"], "clause": clause}
-            if found not in ledger["directives"]:  # a document retrieved twice is reported once
-                ledger["directives"].append(found)
-                ledger["trace"].append(f"directive detected in {r['id']}, not executed: {clause!r}")
-    for r in fresh:
-        ledger["evidence"][r["id"]] = {k: r.get(k) for k in ("title", "text", "source", "updated", "facts")}
-        if r.get("entities"):
-            ledger["evidence"][r["id"]]["entities"] = r["entities"]
+    _read(ledger, fresh, results)
     if (result or {}).get("weights"):
         ledger["weights"] = {**(result or {})["weights"], **ledger.get("weights", {})}
     ledger["dropped"] += [d for d in dropped if d not in ledger["dropped"]]
@@ -145,6 +142,61 @@ def record(ledger: Ledger, tool: str, args: dict[str, Any], result: dict[str, An
     ledger["trace"].append(f"search({args.get('query', '')!r}) -> {ids}"
                            + (f" (dropped untrusted {dropped})" if dropped else "")
                            + (f" (new: {[r['id'] for r in fresh]})" if fresh else " (nothing new)"))
+
+
+def _read(ledger: Ledger, fresh: list[dict[str, Any]], seen: list[dict[str, Any]]) -> None:
+    """Report the directives of everything ``seen``; admit the ``fresh`` trusted documents as evidence.
+
+    A document's contested claims (the engine's verdict over the caller's whole view) come along;
+    uncontested ones add nothing, so the ledger of a conflict-free question is what it always was.
+    """
+    scanned = {i for search in ledger["searches"] for i in search["results"]}
+    for r in seen:
+        if r["id"] in scanned:  # a document retrieved again holds the directives already reported
+            continue
+        for clause in directives(r.get("text", "")):
+            found = {"id": r["id"], "clause": clause}
+            if found not in ledger["directives"]:  # a document retrieved twice is reported once
+                ledger["directives"].append(found)
+                ledger["trace"].append(f"directive detected in {r['id']}, not executed: {clause!r}")
+    for r in fresh:
+        entry = {k: r.get(k) for k in ("title", "text", "source", "updated", "facts")}
+        if r.get("entities"):
+            entry["entities"] = r["entities"]
+        contested = [c for c in r.get("claims") or [] if c.get("status", "current") != "current"]
+        if contested:
+            entry["contested"] = contested
+        ledger["evidence"][r["id"]] = entry
+
+
+def fetched(ledger: Ledger) -> list[str]:
+    """The ids every ``fetch`` asked for, failed ones included (a failed read is not retried)."""
+    return [c["args"].get("id", "") for c in ledger.get("calls", []) if c.get("tool") == "fetch"]
+
+
+def spent(ledger: Ledger) -> int:
+    """Budget units used: one per search and one per fetch -- the budget caps reads, whichever tool."""
+    return len(ledger.get("searches", [])) + len(fetched(ledger))
+
+
+def _unread(ledger: Ledger, entity: str, goal: str, res: Resolution, facts: dict[str, list]) -> list[str]:
+    """Documents the engine says outrank or contradict the passages deciding the answer, not read yet.
+
+    For each cited passage's ``(entity, goal, object)`` claim: a superseded one names the newer
+    documents; an unresolved one its equally recent rivals -- unless what was read already ties
+    (abstaining needs no further read).
+    """
+    wanted: list[str] = []
+    for doc_id in dict.fromkeys(res.cited):
+        objects = {o for s, r, o in facts.get(doc_id, ()) if (s, r) == (entity, goal)}
+        for c in ledger["evidence"][doc_id].get("contested", []):
+            if (c.get("subject"), c.get("relation")) != (entity, goal) or c.get("object") not in objects:
+                continue
+            if c.get("status") == "superseded":
+                wanted += c.get("superseded_by", [])
+            elif res.status != "unresolved":
+                wanted += c.get("conflicts_with", [])
+    return [d for d in dict.fromkeys(wanted) if d not in ledger["evidence"]]
 
 
 def _fmt_args(args: dict[str, Any]) -> str:
@@ -162,8 +214,10 @@ def grade(ledger: Ledger) -> dict[str, Any]:
 
     Walks the admitted facts breadth-first from the start entity (:func:`hoprag.walk.reach`). An entity holding the goal
     relation is graded with ``assess``/``resolve``: ``sufficient`` (cite), or ``conflict``
-    when the newest sources disagree. Otherwise the first discovered entity not yet searched
-    is the ``gap``; with none left the search is ``exhausted``, and at the budget it stops.
+    when the newest sources disagree -- but first, if the engine's claims on those passages name
+    a newer or rival document not read yet, ``stale`` asks to ``fetch`` it (one budget unit).
+    Otherwise the first discovered entity not yet searched is the ``gap``; with none left the
+    search is ``exhausted``, and at the budget it stops.
     """
     start, goal = ledger.get("start"), ledger.get("goal")
     if (ledger.get("plan") or {}).get("mode") == "open" and (ledger.get("plan") or {}).get("action") == "search":
@@ -178,6 +232,15 @@ def grade(ledger: Ledger) -> dict[str, Any]:
         holders = [d for d in docs if d.id in holding]
         verdicts = assess_all(holders, ledger["question"], entity, goal, facts)
         res = resolve(verdicts, {d.id: d.updated for d in docs})
+        unread = _unread(ledger, entity, goal, res, facts)
+        if unread:  # never cite what the caller's own view says is stale or contested: read it first
+            todo = [d for d in unread if d not in fetched(ledger)]
+            if not todo:
+                return {"status": "exhausted", "reason": ABSTAIN_STALE}
+            if Budget(ledger["budget"], spent(ledger)).exhausted:
+                return {"status": "budget", "reason": ABSTAIN_BUDGET}
+            return {"status": "stale", "entity": entity, "fetch": todo[0],
+                    "reason": f"{todo[0]} is newer than or contradicts {', '.join(res.cited)}; read it before citing"}
         path = [list(e) for e in found.path]
         graded = [{"doc": v.passage, "relevant": v.relevant, "supported": v.supported, "action": v.action}
                   for v in verdicts]
@@ -191,7 +254,7 @@ def grade(ledger: Ledger) -> dict[str, Any]:
     read = {t[0] for triples in facts.values() for t in triples}
     gaps = [(e, q) for e in found.order if is_entity(e) and e not in read
             for q in queries_for(e, goal, start=e == start) if q not in ledger["queried"]][:1]
-    if Budget(ledger["budget"], len(ledger["searches"])).exhausted:
+    if Budget(ledger["budget"], spent(ledger)).exhausted:
         return {"status": "budget", "reason": ABSTAIN_BUDGET}
     if not gaps and not ledger["evidence"]:  # the relation path read nothing: walk the prose instead
         return grade_open(ledger)
@@ -363,4 +426,4 @@ def abstain_reason(graded: dict[str, Any]) -> str:
     """Why a grade that is not ``sufficient`` cannot be answered (a gap left open = budget ran out)."""
     if graded["status"] == "conflict":
         return f"{ABSTAIN_CONFLICT}: {', '.join(graded['cited'])} disagree and are equally recent"
-    return ABSTAIN_BUDGET if graded["status"] == "gap" else graded.get("reason", ABSTAIN_UNREADABLE)
+    return ABSTAIN_BUDGET if graded["status"] in ("gap", "stale") else graded.get("reason", ABSTAIN_UNREADABLE)

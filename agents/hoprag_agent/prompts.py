@@ -67,6 +67,9 @@ evidence (subject -> object) to an entity that holds the goal relation.
   (a list of [subject, relation, object, doc_id] from the start entity to the answer).
 - If supporting passages disagree, the one with the newest "updated" date wins (list the others in
   "superseded"); if the newest ones disagree, status "conflict". Never pick by order.
+- Before citing: an evidence entry's "contested" claims are the server's verdict over every document the user
+  may read. If the fact you would cite is "superseded" (or "unresolved") and a document in its "superseded_by"
+  (or "conflicts_with") is not in the evidence yet, status "stale" with "fetch": that document id.
 - Otherwise name the gap: status "gap" with the next "entity" (discovered in the facts, nothing read about it yet)
   and the "query" to search: the bare entity name; if that was already tried, "<entity> <goal relation with spaces>".
 - If searches used reached the budget: status "budget". If nothing is left to try: status "exhausted".
@@ -89,8 +92,9 @@ def researcher(ctx: ReadonlyContext) -> str:
 
 - If the grade's status is "gap", call search(query=<the grade's query>, k=<the grade's k, else 2>) exactly once. (fetch, graph_walk
   and grep are available when the gap calls for a known document id, a graph relation or an exact string.)
+- If the grade's status is "stale", call fetch(id=<the grade's fetch>) exactly once.
 - For any other status, call exit_loop() and nothing else.
-After a search, reply with one short sentence saying what you searched.
+After a search or fetch, reply with one short sentence saying what you searched or read.
 
 {block("GRADE", parse_json(ctx.state.get(GRADE, "")))}"""
 

@@ -63,6 +63,7 @@ def report(ledger: dict[str, Any], written: str) -> dict[str, Any]:
         "citations": citations,
         "retrieved": policy.retrieved(ledger),
         "searches": len(ledger["searches"]),
+        "fetches": len(policy.fetched(ledger)),
         "docs_read": len(ledger["evidence"]),
         "dropped_untrusted": ledger["dropped"],
         "tool_calls": [c["tool"] for c in ledger["calls"]],
