@@ -10,6 +10,7 @@ from google.adk.runners import InMemoryRunner
 from google.genai import types
 
 from hoprag import settings as hoprag_settings
+from hoprag.corpus import load_corpus
 
 from . import policy
 from .agent import build
@@ -18,9 +19,35 @@ from .callbacks import LEDGER
 APP = "hoprag_agent"
 
 
-async def ask(question: str, user_id: str, corpus: Path | None = None, access: Path | None = None) -> dict[str, Any]:
-    """Answer ``question`` as ``user_id``; the structured fields come from the gate over the final ledger."""
-    root, toolset = build(hoprag_settings.resolve(corpus=corpus, access=access))
+def prepare(user_id: str | None = None, **flags: Any) -> tuple[hoprag_settings.Settings, str]:
+    """Resolve the settings and check everything a first run gets wrong, before any subprocess or model call.
+
+    Raises the engine's one-line errors: :class:`~hoprag.settings.SettingsError` (a bad setting or
+    model name), :class:`~hoprag.access.AccessError` (no access file, an unknown user) and
+    :class:`~hoprag.corpus.CorpusError` (a corpus the stdio server could not load).
+    """
+    settings = hoprag_settings.resolve(**flags)
+    user = user_id or hoprag_settings.DEFAULT_USER
+    if settings.mcp_url is None:  # the stdio server loads this corpus: fail here, in one line, not in its subprocess
+        load_corpus(settings.corpus)
+    hoprag_settings.principal_for(settings, user)
+    return settings, user
+
+
+async def ask(question: str, user_id: str | None = None, corpus: Path | None = None, access: Path | None = None,
+              **flags: Any) -> dict[str, Any]:
+    """Answer ``question`` as ``user_id`` (default ADK's ``user``); the structured fields come from the gate.
+
+    ``flags`` are :func:`hoprag.settings.resolve` flags (``corpus``, ``access``, ``model`` ...). A
+    failing model raises :class:`.models.ModelError`.
+    """
+    settings, user_id = prepare(user_id, corpus=corpus, access=access, **flags)
+    return await answer(settings, user_id, question)
+
+
+async def answer(settings: hoprag_settings.Settings, user_id: str, question: str) -> dict[str, Any]:
+    """Run the agent tree of ``settings`` on one question as ``user_id`` (checked by :func:`prepare`)."""
+    root, toolset = build(settings)
     runner = InMemoryRunner(agent=root, app_name=APP)
     try:
         session = await runner.session_service.create_session(app_name=APP, user_id=user_id)
@@ -38,7 +65,8 @@ async def ask(question: str, user_id: str, corpus: Path | None = None, access: P
     finally:
         await runner.close()
         await toolset.shutdown()
-    return {**report(state[LEDGER], written), "prompt_tokens": tokens, "model_calls": model_calls}
+    return {**report(state[LEDGER], written), "model": settings.model, "prompt_tokens": tokens,
+            "model_calls": model_calls}
 
 
 def report(ledger: dict[str, Any], written: str) -> dict[str, Any]:
