@@ -69,9 +69,23 @@ async def answer(settings: hoprag_settings.Settings, user_id: str, question: str
             "model_calls": model_calls}
 
 
+def agrees(written: str, graded: dict[str, Any]) -> bool:
+    """Does the writer's text say what the gate decided: its answer with every cited document, or an abstention?"""
+    if graded["status"] != "sufficient":
+        return written.strip().lower().startswith("i cannot answer")
+    first = written.strip().splitlines()[0] if written.strip() else ""
+    return graded["answer"] in first and all(f"[{hop[3]}]" in written for hop in graded["path"])
+
+
 def report(ledger: dict[str, Any], written: str) -> dict[str, Any]:
+    """The run as the gate over the final ledger sees it; the writer's text is shown only where it agrees.
+
+    A model can be talked into writing anything (an injected claim, a guess without evidence), so
+    ``response`` is the model's text when :func:`agrees`, else the gate's own composition.
+    """
     graded = policy.grade(ledger)
     answered = graded["status"] == "sufficient"
+    checked = agrees(written, graded)
     return {
         "answer": graded["answer"] if answered else None,
         "abstained": not answered,
@@ -82,6 +96,8 @@ def report(ledger: dict[str, Any], written: str) -> dict[str, Any]:
         "docs_read": len(ledger["evidence"]),
         "dropped_untrusted": ledger["dropped"],
         "tool_calls": [c["tool"] for c in ledger["calls"]],
-        "response": written,
+        "response": written if checked else policy.compose(ledger, graded),
+        "model_response": written,
+        "response_replaced": not checked,
         "trace": ledger["trace"],
     }
