@@ -9,6 +9,7 @@ points either family at another endpoint (a local server, a proxy, a test double
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from google.adk.agents.callback_context import CallbackContext
@@ -17,6 +18,12 @@ from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 
 from hoprag.settings import OFFLINE_MODEL, Settings, SettingsError
+
+
+#: LiteLLM otherwise downloads its model price list on import: a local-model run stays local.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+#: OpenAI's client refuses to start without a key; a local OpenAI-compatible server ignores it.
+LOCAL_KEY = "unused-by-local-servers"
 
 
 class ModelError(RuntimeError):
@@ -35,6 +42,10 @@ def _family(name: str) -> type[BaseLlm]:
 def model_for(settings: Settings) -> str | BaseLlm:
     """The model of these settings: a registry name, or a client bound to ``model_base_url``."""
     family = _family(settings.model)
+    if family.__name__ == "LiteLlm":
+        import litellm
+
+        litellm.suppress_debug_info = True  # else it prints "Give Feedback" banners to stdout, into --json
     if not settings.model_base_url:
         return settings.model
     from google.adk.models.google_llm import Gemini
@@ -44,7 +55,9 @@ def model_for(settings: Settings) -> str | BaseLlm:
     from google.adk.models.lite_llm import LiteLlm
 
     if issubclass(family, LiteLlm):
-        return LiteLlm(model=settings.model, api_base=settings.model_base_url)
+        local = settings.model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY")
+        key = {"api_key": LOCAL_KEY} if local else {}
+        return LiteLlm(model=settings.model, api_base=settings.model_base_url, **key)
     raise SettingsError(f"HOPRAG_MODEL_BASE_URL is for Gemini and LiteLLM models; {settings.model!r} takes none: "
                         "unset HOPRAG_MODEL_BASE_URL")
 
