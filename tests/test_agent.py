@@ -50,9 +50,12 @@ def test_injection_case_drops_d10_and_reports_the_directive():
     assert any("directive detected in d10, not executed" in line for line in result["trace"])
 
 
-def test_unknown_user_reads_nothing():
-    result = ask("Who owns Project Falcon?", "--as", "stranger")
-    assert result["abstained"] and result["tool_calls"] == [] and result["reason"] == "you may not read any documents"
+def test_unknown_user_is_an_error_naming_the_user():
+    done = subprocess.run([str(BIN / "hoprag"), "ask", "Who owns Project Falcon?", "--as", "stranger"],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT, env=ENV)
+    assert done.returncode == 1 and done.stdout == ""
+    assert "unknown user 'stranger'" in done.stderr and "access.yaml" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
 
 
 def test_fresh_corpus_multi_hop_and_restricted(tmp_path):
