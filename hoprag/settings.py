@@ -98,7 +98,7 @@ def resolve(env: Mapping[str, str] | None = None, **flags: object) -> Settings:
 def unused_keys_note(settings: Settings, env: Mapping[str, str] | None = None) -> str | None:
     """A one-line note when model keys are exported but the offline model runs (never a silent switch)."""
     env = os.environ if env is None else env
-    present = [k for k in MODEL_KEYS if env.get(k, "").strip()]
+    present = [k for k in MODEL_KEYS if env.get(k, "").strip().lower() not in ("", "0", "false")]
     if not present or settings.model != OFFLINE_MODEL:
         return None
     return (f"note: {', '.join(present)} {'is' if len(present) == 1 else 'are'} set but unused: the model is "

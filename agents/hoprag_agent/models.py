@@ -35,7 +35,7 @@ def _family(name: str) -> type[BaseLlm]:
         return LLMRegistry.resolve(name)
     except ValueError:
         raise SettingsError(
-            f"HOPRAG_MODEL={name!r} names no model ADK knows: use {OFFLINE_MODEL}, gemini-<version>, or "
+            f"model {name!r} (HOPRAG_MODEL / --model) is not one ADK knows: use {OFFLINE_MODEL}, gemini-<version>, or "
             "<provider>/<name> for LiteLLM (openai/<name> with HOPRAG_MODEL_BASE_URL, ollama_chat/<name>)") from None
 
 

@@ -15,6 +15,7 @@ from hoprag.corpus import load_corpus
 from . import policy
 from .agent import build
 from .callbacks import LEDGER
+from .models import model_for
 
 APP = "hoprag_agent"
 
@@ -31,6 +32,7 @@ def prepare(user_id: str | None = None, **flags: Any) -> tuple[hoprag_settings.S
     if settings.mcp_url is None:  # the stdio server loads this corpus: fail here, in one line, not in its subprocess
         load_corpus(settings.corpus)
     hoprag_settings.principal_for(settings, user)
+    model_for(settings)  # an unknown model name fails here, before anything starts
     return settings, user
 
 
