@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 from google.adk.models import LLMRegistry
 
 from agents.hoprag_agent.offline_model import HopragPolicyLlm
 from agents.hoprag_agent.models import model_for
+from conftest import ROOT
 from hoprag.settings import SettingsError, resolve, unused_keys_note
 
 
@@ -68,3 +73,23 @@ def test_limits_must_be_positive(monkeypatch, name, value):
     monkeypatch.setenv(name, value)
     with pytest.raises(SettingsError, match=name):
         resolve()
+
+
+def test_a_litellm_model_without_litellm_says_which_extra_to_install():
+    done = subprocess.run([sys.executable, "-c", "import sys; sys.modules['litellm'] = None\n"
+                           "from agents.hoprag_agent.models import model_for\nfrom hoprag.settings import resolve\n"
+                           "model_for(resolve(env={}, model='ollama_chat/llama3.1'))"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert "runs through LiteLLM, which is not installed: pip install 'hoprag[local]'" in done.stderr
+
+
+def test_building_the_app_is_lazy_and_says_when_a_key_goes_unused():
+    """``adk web`` / ``adk run`` load ``root_agent``: importing builds nothing, loading it says what runs."""
+    code = ("import agents.hoprag_agent.agent as a\nassert 'root_agent' not in vars(a)\n"
+            "print(a.root_agent.sub_agents[0].model)")
+    env = {k: v for k, v in os.environ.items() if k not in ("HOPRAG_MODEL", "GEMINI_API_KEY", "OPENAI_API_KEY")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                          env={**env, "GOOGLE_API_KEY": "k"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "hoprag-offline"
+    assert "GOOGLE_API_KEY is set but unused: the model is hoprag-offline" in done.stderr

@@ -45,7 +45,7 @@ def build(settings: Settings) -> tuple[SequentialAgent, CallerToolset]:
     loop = LoopAgent(name="research_loop", sub_agents=[grader, researcher], max_iterations=settings.max_iterations)
     root = SequentialAgent(name="hoprag", description="Agentic, permission-aware, cited retrieval.",
                            sub_agents=[planner, loop, writer],
-                           before_agent_callback=callbacks.start_question(settings.search_budget))
+                           before_agent_callback=callbacks.start_question(settings.search_budget, toolset.knows))
     return root, toolset
 
 

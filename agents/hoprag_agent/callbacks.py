@@ -8,11 +8,12 @@ before it reaches the server -- the hard stop does not depend on the model obeyi
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
 
 from google.adk.agents.callback_context import CallbackContext
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
+from google.genai import types
 
 from hoprag.walk import Budget
 
@@ -28,10 +29,14 @@ KNOWN_TOOLS = frozenset([*TOOLS, "exit_loop"])
 NO_PLAN = "the planner's reply held no JSON plan"
 
 
-def start_question(budget: int):
-    """A root ``before_agent_callback``: a new question gets a fresh ledger and an empty plan."""
+def start_question(budget: int, knows: Callable[[str], bool] = lambda user_id: True):
+    """A root ``before_agent_callback``: a new question gets a fresh ledger and an empty plan.
 
-    def callback(callback_context: CallbackContext) -> None:
+    A session user the access file does not know gets one line naming it and no agent run
+    (``adk web``, ``adk api_server``); ``hoprag ask`` refuses such a user before it starts.
+    """
+
+    def callback(callback_context: CallbackContext) -> types.Content | None:
         content = callback_context.user_content
         question = "".join(p.text or "" for p in (content.parts if content and content.parts else []))
         callback_context.state[QUESTION] = question.strip()
@@ -39,6 +44,11 @@ def start_question(budget: int):
         callback_context.state[PLAN] = ""
         callback_context.state[GRADE] = ""
         callback_context.state[STARTED] = 0
+        if not knows(callback_context.user_id):
+            return types.Content(role="model", parts=[types.Part(text=(
+                f"I cannot answer: unknown user {callback_context.user_id!r}: the operator's access file maps "
+                "no principal to it (add it under 'users:')."))])
+        return None
 
     return callback
 

@@ -33,7 +33,10 @@ class ModelError(RuntimeError):
 def _family(name: str) -> type[BaseLlm]:
     try:
         return LLMRegistry.resolve(name)
-    except ValueError:
+    except ValueError as exc:
+        if "/" in name and "require the litellm package" in str(exc):
+            raise SettingsError(f"model {name!r} runs through LiteLLM, which is not installed: "
+                                "pip install 'hoprag[local]'") from None
         raise SettingsError(
             f"model {name!r} (HOPRAG_MODEL / --model) is not one ADK knows: use {OFFLINE_MODEL}, gemini-<version>, or "
             "<provider>/<name> for LiteLLM (openai/<name> with HOPRAG_MODEL_BASE_URL, ollama_chat/<name>)") from None
