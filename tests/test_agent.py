@@ -125,7 +125,7 @@ def post_run(base: str, user: str, question: str, endpoint: str = "run") -> str:
     else:
         events = [json.loads(line[5:]) for line in response.text.splitlines() if line.startswith("data:")]
     texts = [p["text"] for e in events if e.get("author") in ("writer", "hoprag")  # hoprag: refused before any agent
-             for p in e["content"]["parts"] if "text" in p]
+             for p in (e.get("content") or {}).get("parts", []) if "text" in p]
     return texts[-1]
 
 
