@@ -135,9 +135,11 @@ def ask(
     except (settings.SettingsError, AccessError, CorpusError, ModelError) as exc:
         fail(str(exc))
         return
+    if result["response_replaced"]:
+        typer.echo("note: the model's reply disagreed with the evidence gate; the gate's answer is shown", err=True)
     if as_json:
         keys = ("answer", "abstained", "reason", "citations", "searches", "docs_read", "dropped_untrusted",
-                "tool_calls", "model", "trace")
+                "tool_calls", "model", "response_replaced", "trace")
         typer.echo(json.dumps({k: result[k] for k in keys}, indent=2))
         return
     typer.echo(result["response"])
