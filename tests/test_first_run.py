@@ -95,8 +95,8 @@ def test_an_unreachable_gemini_is_one_line_naming_model_and_endpoint():
 
 
 def test_an_unknown_model_name_is_one_line():
-    one_line_error(hoprag("ask", Q3, env={"HOPRAG_MODEL": "hoprag-offlne"}), "model 'hoprag-offlne' (HOPRAG_MODEL / --model)",
-                   "hoprag-offline")
+    one_line_error(hoprag("ask", Q3, env={"HOPRAG_MODEL": "hoprag-offlne"}),
+                   "model 'hoprag-offlne' (HOPRAG_MODEL / --model)", "hoprag-offline")
 
 
 def test_a_key_in_the_environment_does_not_switch_the_model_and_says_so():
