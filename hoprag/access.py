@@ -61,6 +61,15 @@ class Access:
         name = self.users.get(user_id, user_id)
         return self.principals.get(name)
 
+    def acting_as(self, user_id: str) -> Principal:
+        """:meth:`for_user`, or an error naming the unknown user and who is known (for front doors)."""
+        principal = self.for_user(user_id)
+        if principal is None:
+            users = f"; users: {', '.join(sorted(self.users))}" if self.users else ""
+            raise AccessError(f"unknown user {user_id!r}: neither a principal nor a 'users:' entry "
+                              f"(principals: {', '.join(sorted(self.principals))}{users})")
+        return principal
+
     def token_for(self, principal: str) -> str | None:
         """A bearer token for a principal, for clients that call a remote server on its behalf."""
         return next((t for t, name in self.tokens.items() if name == principal), None)

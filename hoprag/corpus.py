@@ -324,7 +324,8 @@ def load_docs(path: str | Path, defaults: dict[str, Any] | None = None) -> tuple
     elif path.is_file() and path.suffix == ".jsonl":
         found, problems = _jsonl_docs(path, defaults)
     elif not path.exists():
-        raise CorpusError([Problem(str(path), "path", "no such file or directory")])
+        raise CorpusError([Problem(str(path), "path", "no such file or directory: pass --corpus (or HOPRAG_CORPUS) "
+                                                      "naming a directory of *.md files or a *.jsonl file")])
     else:
         raise CorpusError([Problem(str(path), "path", "expected a directory of *.md files or a *.jsonl file")])
     first: dict[str, str] = {}

@@ -8,7 +8,8 @@
 | ranker | ``--ranker`` | ``HOPRAG_RANKER`` | what the corpus's ``corpus.yaml`` asks for, else ``bm25-titles`` |
 | search budget | ``--budget`` | ``HOPRAG_SEARCH_BUDGET`` | 4 reads (searches + fetches) per question |
 | loop rounds | ``--iterations`` | ``HOPRAG_MAX_ITERATIONS`` | 4 grader/researcher rounds |
-| model | ``--model`` | ``HOPRAG_MODEL`` | ``hoprag-offline`` (``gemini-2.5-flash`` when ``GOOGLE_API_KEY`` is set) |
+| model | ``--model`` | ``HOPRAG_MODEL`` | ``hoprag-offline``, whatever keys the environment holds |
+| model endpoint | ``--model-base-url`` | ``HOPRAG_MODEL_BASE_URL`` | the provider's own (or its SDK's variable) |
 | MCP server | ``--mcp-url`` | ``HOPRAG_MCP_URL`` | none: a stdio subprocess per principal |
 
 Nothing here loads a corpus: resolving is cheap and side-effect free, so the agent module can
@@ -22,7 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping
 
-from .access import Access, AccessError, load_access
+from .access import Access, AccessError, Principal, load_access
 from .corpus import Corpus
 
 #: The best LLM-free ranker measured on real multi-hop prose (benchmarks/RESULTS.md); a corpus
@@ -30,8 +31,14 @@ from .corpus import Corpus
 DEFAULT_RANKER = "bm25-titles"
 DEFAULT_BUDGET = 4
 DEFAULT_ITERATIONS = 4
+#: Who ``hoprag ask``, ``hoprag search`` and ``hoprag serve --transport stdio`` act as without
+#: ``--as``: ADK's default session user id (``adk web``), mapped through the access file's ``users:``.
+DEFAULT_USER = "user"
 OFFLINE_MODEL = "hoprag-offline"
 GEMINI_MODEL = "gemini-2.5-flash"
+#: Variables that select a hosted model in other tools; here only ``HOPRAG_MODEL`` does, so a
+#: key that happens to be exported never turns an offline run into a networked one.
+MODEL_KEYS = ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "OPENAI_API_KEY")
 
 _PACKAGED = Path(__file__).resolve().parent / "demo"
 #: The Falcon demo corpus: packaged into the wheel as ``hoprag/demo``, ``corpus/`` in a checkout.
@@ -52,6 +59,7 @@ class Settings:
     model: str
     mcp_url: str | None
     store: Path | None = None
+    model_base_url: str | None = None
 
     def with_flags(self, **flags: object) -> "Settings":
         """These settings with every flag that was given (``None`` = not given) taking precedence."""
@@ -75,7 +83,6 @@ def _positive(env: Mapping[str, str], name: str, default: int) -> int:
 def resolve(env: Mapping[str, str] | None = None, **flags: object) -> Settings:
     """Resolve every setting: a flag that is not ``None`` wins, then ``env`` (``os.environ``), then the default."""
     env = os.environ if env is None else env
-    uses_gemini = env.get("GOOGLE_API_KEY") or env.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() in ("1", "true")
     access = env.get("HOPRAG_ACCESS")
     base = Settings(
         corpus=Path(env.get("HOPRAG_CORPUS") or DEMO_CORPUS),
@@ -83,11 +90,22 @@ def resolve(env: Mapping[str, str] | None = None, **flags: object) -> Settings:
         ranker=env.get("HOPRAG_RANKER") or None,
         search_budget=_positive(env, "HOPRAG_SEARCH_BUDGET", DEFAULT_BUDGET),
         max_iterations=_positive(env, "HOPRAG_MAX_ITERATIONS", DEFAULT_ITERATIONS),
-        model=env.get("HOPRAG_MODEL") or (GEMINI_MODEL if uses_gemini else OFFLINE_MODEL),
+        model=env.get("HOPRAG_MODEL", "").strip() or OFFLINE_MODEL,
         mcp_url=env.get("HOPRAG_MCP_URL") or None,
         store=Path(env["HOPRAG_STORE"]) if env.get("HOPRAG_STORE") else None,
+        model_base_url=env.get("HOPRAG_MODEL_BASE_URL", "").strip() or None,
     )
     return base.with_flags(**flags)
+
+
+def unused_keys_note(settings: Settings, env: Mapping[str, str] | None = None) -> str | None:
+    """A one-line note when model keys are exported but the offline model runs (never a silent switch)."""
+    env = os.environ if env is None else env
+    present = [k for k in MODEL_KEYS if env.get(k, "").strip().lower() not in ("", "0", "false")]
+    if not present or settings.model != OFFLINE_MODEL:
+        return None
+    return (f"note: {', '.join(present)} {'is' if len(present) == 1 else 'are'} set but unused: the model is "
+            f"{OFFLINE_MODEL}; set HOPRAG_MODEL (e.g. {GEMINI_MODEL}) to use a hosted model")
 
 
 def ranker_for(corpus: Corpus, setting: str | None = None) -> str:
@@ -112,4 +130,17 @@ def load_operator_access(settings: Settings) -> Access:
     if not path.exists():
         raise AccessError(f"no access file at {path}: pass --access FILE or put access.yaml beside the corpus")
     return load_access(path)
+
+
+def principal_for(settings: Settings, user_id: str | None = None) -> Principal:
+    """Who ``user_id`` (default :data:`DEFAULT_USER`) acts as: a principal, or a ``users:`` entry mapping to one.
+
+    The one rule for every front door; an unknown user is an error naming the file and the fix.
+    """
+    access = load_operator_access(settings)
+    try:
+        return access.acting_as(user_id or DEFAULT_USER)
+    except AccessError as exc:
+        raise AccessError(f"{access_path(settings)}: {exc}: pass --as one of them, or map the user "
+                          "to a principal under 'users:'") from None
 

@@ -21,6 +21,8 @@ app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
 CorpusOpt = typer.Option(None, "--corpus", help="Corpus directory or .jsonl file [env HOPRAG_CORPUS; default: the Falcon corpus].")
 AccessOpt = typer.Option(None, "--access", help="Operator access file [env HOPRAG_ACCESS; default: access.yaml beside the corpus].")
 StoreOpt = typer.Option(None, "--store", help="Store built by `hoprag index` (served instead of the corpus) [env HOPRAG_STORE].")
+AsOpt = typer.Option(None, "--as", help="Act as this principal of the access file, or an ADK user id its "
+                     f"'users:' maps to one [default: {settings.DEFAULT_USER}, ADK's default user].")
 RankerOpt = typer.Option(None, "--ranker", help=f"Ranker: {' | '.join(RANKERS)} [env HOPRAG_RANKER; default: the corpus's corpus.yaml, else bm25-titles].")
 
 
@@ -61,7 +63,7 @@ def check_corpus(path: Path = typer.Argument(..., help="Corpus directory or .jso
 @app.command()
 def search(
     query: str = typer.Argument(..., help="What to search for."),
-    principal: str = typer.Option(..., "--as", help="Search as this principal of the access file."),
+    principal: Optional[str] = AsOpt,
     k: int = typer.Option(5, "-k", min=1, max=50, help="Results to return."),
     corpus: Optional[Path] = CorpusOpt,
     store: Optional[Path] = StoreOpt,
@@ -73,7 +75,7 @@ def search(
     resolved = settings.resolve(corpus=corpus, access=access, ranker=ranker, store=store)
     engine = open_engine(resolved)
     try:
-        who = settings.load_operator_access(resolved).principal(principal)
+        who = settings.principal_for(resolved, principal)
     except AccessError as exc:
         fail(str(exc))
         return
@@ -142,21 +144,40 @@ def bench(ctx: typer.Context) -> None:
 @app.command()
 def ask(
     question: str = typer.Argument(..., help="The question to answer."),
-    principal: str = typer.Option("engineering", "--as", help="Ask as this principal (an ADK user id of the access file)."),
+    principal: Optional[str] = AsOpt,
     corpus: Optional[Path] = CorpusOpt,
     store: Optional[Path] = StoreOpt,
     access: Optional[Path] = AccessOpt,
-    as_json: bool = typer.Option(False, "--json", help="Print {answer, abstained, reason, mode, citations, retrieved, searches, fetches, docs_read, trace}."),
+    model: Optional[str] = typer.Option(None, "--model", help="hoprag-offline | gemini-<version> | openai/<name> | "
+                                        "ollama_chat/<name> [env HOPRAG_MODEL; default: hoprag-offline]."),
+    model_base_url: Optional[str] = typer.Option(None, "--model-base-url", help="The model's endpoint, e.g. "
+                                                 "http://127.0.0.1:11434 for Ollama [env HOPRAG_MODEL_BASE_URL]."),
+    as_json: bool = typer.Option(False, "--json", help="Print {answer, abstained, reason, mode, citations, retrieved, "
+                                 "searches, fetches, docs_read, model, trace}."),
 ) -> None:
-    """Answer a question with the ADK agent team (offline policy model unless HOPRAG_MODEL / GOOGLE_API_KEY)."""
+    """Answer a question with the ADK agent team (the offline policy model unless HOPRAG_MODEL / --model)."""
     import asyncio
 
-    from agents.hoprag_agent.run import ask as run_ask
+    try:
+        from agents.hoprag_agent.models import ModelError
+        from agents.hoprag_agent.run import answer, prepare
 
-    result = asyncio.run(run_ask(question, principal, corpus, access, store))
+        resolved, user = prepare(principal, corpus=corpus, access=access, store=store, model=model,
+                                 model_base_url=model_base_url)
+        typer.echo(f"model: {resolved.model}" + (f" at {resolved.model_base_url}" if resolved.model_base_url else ""),
+                   err=True)
+        note = settings.unused_keys_note(resolved)
+        if note:
+            typer.echo(note, err=True)
+        result = asyncio.run(answer(resolved, user, question))
+    except (settings.SettingsError, AccessError, CorpusError, ModelError) as exc:
+        fail(str(exc))
+        return
+    if result["response_replaced"]:
+        typer.echo("note: the model's reply disagreed with the evidence gate; the gate's answer is shown", err=True)
     if as_json:
         keys = ("answer", "abstained", "reason", "mode", "citations", "retrieved", "searches", "fetches", "docs_read",
-                "dropped_untrusted", "tool_calls", "trace")
+                "dropped_untrusted", "tool_calls", "model", "response_replaced", "trace")
         typer.echo(json.dumps({k: result[k] for k in keys}, indent=2))
         return
     typer.echo(result["response"])

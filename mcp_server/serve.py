@@ -8,6 +8,7 @@ store (``--store``), a committed ``hoprag index`` is picked up without a restart
 from __future__ import annotations
 
 import asyncio
+import errno
 import gc
 import logging
 import socket
@@ -38,8 +39,12 @@ def open_listener(host: str, port: int) -> socket.socket:
     # Accepted sockets inherit it: without it Nagle holds uvicorn's response body behind the
     # client's delayed ACK, ~40 ms on every keep-alive request.
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sock.bind((host, port))
-    sock.listen(2048)
+    try:
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError:
+        sock.close()
+        raise
     return sock
 
 
@@ -50,7 +55,8 @@ def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="HTTP bind address."),
     port: int = typer.Option(8000, "--port", help="HTTP port; 0 picks a free one (announced on stderr)."),
     access: Optional[Path] = typer.Option(None, "--access", help="Operator access file [env HOPRAG_ACCESS; default access.yaml beside the corpus]."),
-    principal: Optional[str] = typer.Option(None, "--as", help="stdio only: the principal every call runs as."),
+    principal: Optional[str] = typer.Option(None, "--as", help="stdio only: who every call runs as, a principal or "
+                                            f"an ADK user id of the access file's users: [default: {settings.DEFAULT_USER}]."),
     ranker: Optional[str] = typer.Option(None, "--ranker", help=f"{' | '.join(RANKERS)} [env HOPRAG_RANKER; default: the corpus's corpus.yaml, else bm25-titles]."),
     log_level: str = typer.Option("warning", "--log-level", envvar="HOPRAG_LOG_LEVEL",
                                   help="debug | info | warning | error (stderr; bearer tokens are never logged)."),
@@ -68,10 +74,8 @@ def serve(
         resolved = settings.resolve(corpus=corpus, access=access, ranker=ranker, store=store)
         loaded = Engine.open(resolved) if resolved.store is None else None
         operator = settings.load_operator_access(resolved)
-        if transport == "stdio":
-            if not principal:
-                raise AccessError("stdio carries no per-call identity: launch with --as PRINCIPAL")
-            who = operator.principal(principal)
+        if transport == "stdio":  # stdio carries no per-call identity: the launch names who every call runs as
+            who = settings.principal_for(resolved, principal)
             caller, needs_token, principals = fixed_caller(who), None, [who]
         else:
             if principal:
@@ -99,7 +103,13 @@ def serve(
     if transport == "stdio":
         asyncio.run(server.run_stdio_async())
         return
-    sock = open_listener(host, port)
+    try:
+        sock = open_listener(host, port)
+    except OSError as exc:
+        hint = ("another process holds it: pass --port N, or --port 0 for a free one" if exc.errno == errno.EADDRINUSE
+                else "pass a --host this machine has and a --port you may bind (>= 1024 unless root)")
+        typer.secho(f"cannot listen on {host}:{port}: {exc.strerror or exc}: {hint}", err=True, fg=typer.colors.RED)
+        raise typer.Exit(2) from None
     bound = sock.getsockname()[1]
     print(f"hoprag MCP server on http://{host}:{bound}/mcp (health: /health)", file=sys.stderr, flush=True)
     config = uvicorn.Config(http_app(server, host), log_level=level, access_log=level in ("debug", "info"),

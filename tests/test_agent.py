@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import socket
 import shutil
 import subprocess
@@ -50,9 +49,12 @@ def test_injection_case_drops_d10_and_reports_the_directive():
     assert any("directive detected in d10, not executed" in line for line in result["trace"])
 
 
-def test_unknown_user_reads_nothing():
-    result = ask("Who owns Project Falcon?", "--as", "stranger")
-    assert result["abstained"] and result["tool_calls"] == [] and result["reason"] == "you may not read any documents"
+def test_unknown_user_is_an_error_naming_the_user():
+    done = subprocess.run([str(BIN / "hoprag"), "ask", "Who owns Project Falcon?", "--as", "stranger"],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT, env=ENV)
+    assert done.returncode == 1 and done.stdout == ""
+    assert "unknown user 'stranger'" in done.stderr and "access.yaml" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
 
 
 def test_fresh_corpus_multi_hop_and_restricted(tmp_path):
@@ -122,7 +124,8 @@ def post_run(base: str, user: str, question: str, endpoint: str = "run") -> str:
         events = response.json()
     else:
         events = [json.loads(line[5:]) for line in response.text.splitlines() if line.startswith("data:")]
-    texts = [p["text"] for e in events if e.get("author") == "writer" for p in e["content"]["parts"] if "text" in p]
+    texts = [p["text"] for e in events if e.get("author") in ("writer", "hoprag")  # hoprag: refused before any agent
+             for p in (e.get("content") or {}).get("parts", []) if "text" in p]
     return texts[-1]
 
 
@@ -136,7 +139,8 @@ def test_api_server_keeps_principals_apart(api_server):
     assert post_run(api_server, "finance", "What is Falcon's annual budget?").startswith("twelve million dollars")
     assert post_run(api_server, "engineering", "What is Falcon's annual budget?") == \
         "I cannot answer: not found in what you may read."
-    assert re.match(r"I cannot answer: you may not read any documents", post_run(api_server, "mallory", Q3))
+    assert post_run(api_server, "mallory", Q3).startswith("I cannot answer: unknown user 'mallory': the operator's "
+                                                          "access file maps no principal to it")
 
 
 def test_adk_web_lists_the_app():

@@ -161,11 +161,16 @@ def test_no_tool_accepts_identity_or_filters_from_arguments(http_server):
     assert "d09" not in [r["id"] for r in sneaky.structured_content["results"]]
 
 
-@pytest.mark.parametrize("args, message", [([], "launch with --as PRINCIPAL"), (["--as", "nobody"], "unknown principal")])
-def test_stdio_needs_a_known_principal(args, message):
+@pytest.mark.parametrize("args, message", [
+    (["--as", "nobody"], "unknown user 'nobody'"),
+    (["--access", "{tmp}/access.yaml"], "unknown user 'user'"),  # no --as and no 'users:' entry for the default
+])
+def test_stdio_needs_a_known_principal(tmp_path, args, message):
+    (tmp_path / "access.yaml").write_text("principals:\n  engineering: {groups: [engineering]}\n", encoding="utf-8")
+    args = [a.format(tmp=tmp_path) for a in args]
     done = subprocess.run([sys.executable, "-m", "mcp_server", *args], capture_output=True, text=True, timeout=60,
                           stdin=subprocess.DEVNULL)
-    assert done.returncode == 2 and message in done.stderr
+    assert done.returncode == 2 and message in done.stderr and "--as" in done.stderr
 
 
 def test_as_is_refused_over_http():

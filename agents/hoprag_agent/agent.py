@@ -6,6 +6,7 @@ bookkeeping in :mod:`.callbacks`, caller-bound MCP tools in :mod:`.toolset`.
 
 from __future__ import annotations
 
+import sys
 import warnings
 
 from google.adk.agents import LlmAgent, LoopAgent, SequentialAgent
@@ -14,7 +15,7 @@ from google.adk.tools import exit_loop
 from hoprag import settings as hoprag_settings
 from hoprag.settings import Settings
 
-from . import callbacks, offline_model, prompts  # noqa: F401  (offline_model registers the model)
+from . import callbacks, models, offline_model, prompts  # noqa: F401  (offline_model registers the model)
 from .toolset import CallerToolset
 
 warnings.filterwarnings("ignore", message=r".*deprecated in favor of Workflow.*", category=DeprecationWarning)
@@ -28,7 +29,8 @@ def build(settings: Settings) -> tuple[SequentialAgent, CallerToolset]:
     """
     toolset = CallerToolset(access_file=hoprag_settings.access_path(settings), corpus=settings.corpus,
                             ranker=settings.ranker, mcp_url=settings.mcp_url, store=settings.store)
-    common = dict(model=settings.model, include_contents="none")
+    common = dict(model=models.model_for(settings), include_contents="none",
+                  on_model_error_callback=models.on_model_error(settings))
     tool_books = dict(before_tool_callback=callbacks.before_tool, after_tool_callback=callbacks.after_tool)
     planner = LlmAgent(name="planner", description="Decides start entity and goal relation; runs the first search.",
                        instruction=prompts.planner, tools=[toolset], output_key=callbacks.PLAN,
@@ -43,8 +45,19 @@ def build(settings: Settings) -> tuple[SequentialAgent, CallerToolset]:
     loop = LoopAgent(name="research_loop", sub_agents=[grader, researcher], max_iterations=settings.max_iterations)
     root = SequentialAgent(name="hoprag", description="Agentic, permission-aware, cited retrieval.",
                            sub_agents=[planner, loop, writer],
-                           before_agent_callback=callbacks.start_question(settings.search_budget))
+                           before_agent_callback=callbacks.start_question(settings.search_budget, toolset.knows))
     return root, toolset
 
 
-root_agent, toolset = build(hoprag_settings.resolve())
+def __getattr__(name: str) -> object:
+    """``root_agent`` (what ``adk web``, ``adk run`` and ``adk eval`` load) is built on first access, from the
+    environment, saying on stderr when a model key is exported but unused; importing builds nothing."""
+    global root_agent, toolset
+    if name not in ("root_agent", "toolset"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    settings = hoprag_settings.resolve()
+    note = hoprag_settings.unused_keys_note(settings)
+    if note:
+        print(note, file=sys.stderr)
+    root_agent, toolset = build(settings)
+    return globals()[name]

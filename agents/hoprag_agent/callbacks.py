@@ -9,40 +9,71 @@ not depend on the model obeying.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
 
 from google.adk.agents.callback_context import CallbackContext
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
+from google.genai import types
 
 from hoprag.walk import Budget
 
 from . import policy
+from .toolset import TOOLS
 
 LEDGER, PLAN, GRADE, QUESTION = "hoprag_ledger", "plan", "grade", "question"
-_BLOCKED = "hoprag_budget_blocked"
+_REFUSED = "hoprag_refused"
+STARTED = "hoprag_searches_started"
+#: Every tool an agent is given; a call to any other name is refused here (ADK would answer it too,
+#: but the refusal belongs in the audit trace).
+KNOWN_TOOLS = frozenset([*TOOLS, "exit_loop"])
+NO_PLAN = "the planner's reply held no JSON plan"
 
 
-def start_question(budget: int):
-    """A root ``before_agent_callback``: a new question gets a fresh ledger and an empty plan."""
+def start_question(budget: int, knows: Callable[[str], bool] = lambda user_id: True):
+    """A root ``before_agent_callback``: a new question gets a fresh ledger and an empty plan.
 
-    def callback(callback_context: CallbackContext) -> None:
+    A session user the access file does not know gets one line naming it and no agent run
+    (``adk web``, ``adk api_server``); ``hoprag ask`` refuses such a user before it starts.
+    """
+
+    def callback(callback_context: CallbackContext) -> types.Content | None:
         content = callback_context.user_content
         question = "".join(p.text or "" for p in (content.parts if content and content.parts else []))
         callback_context.state[QUESTION] = question.strip()
         callback_context.state[LEDGER] = policy.new_ledger(question.strip(), budget)
         callback_context.state[PLAN] = ""
         callback_context.state[GRADE] = ""
+        callback_context.state[STARTED] = 0
+        if not knows(callback_context.user_id):
+            return types.Content(role="model", parts=[types.Part(text=(
+                f"I cannot answer: unknown user {callback_context.user_id!r}: the operator's access file maps "
+                "no principal to it (add it under 'users:')."))])
+        return None
 
     return callback
 
 
+def _refuse(reason: str) -> dict[str, Any]:
+    return {"isError": True, _REFUSED: reason, "content": [{"type": "text", "text": reason}]}
+
+
 def before_tool(tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> dict[str, Any] | None:
-    """Enforce the budget (searches and fetches): a refused call never reaches the server."""
-    ledger = tool_context.state.get(LEDGER) or {}
-    if tool.name in ("search", "fetch") and Budget(ledger.get("budget", 0), policy.spent(ledger)).exhausted:
-        return {"isError": True, _BLOCKED: True,
-                "content": [{"type": "text", "text": f"{tool.name} {policy.ABSTAIN_BUDGET}"}]}
+    """Refuse what the model may not do: a tool it was not given, a read (``search`` or ``fetch``) past the budget.
+
+    A refused call never reaches the server. The budget counts reads *started*, so parallel
+    calls in one model turn cannot all pass the check before the first one is recorded.
+    """
+    if tool.name not in KNOWN_TOOLS:
+        return _refuse(f"unknown tool {tool.name!r}: the tools are {', '.join(sorted(KNOWN_TOOLS))}")
+    if tool.name not in ("search", "fetch") or LEDGER not in tool_context.state:
+        return None
+    started = tool_context.state.get(STARTED, 0)
+    if Budget(tool_context.state[LEDGER].get("budget", 0), started).exhausted:
+        return _refuse(f"{tool.name} {policy.ABSTAIN_BUDGET}")
+    # Its own key, never the ledger: a call's state reads see its own writes first, so a ledger
+    # written here would hide the records that parallel calls add before this call's after_tool.
+    tool_context.state[STARTED] = started + 1
     return None
 
 
@@ -52,8 +83,8 @@ def after_tool(tool: BaseTool, args: dict[str, Any], tool_context: ToolContext, 
         return None
     ledger = _ledger(tool_context.state)
     response = tool_response if isinstance(tool_response, dict) else {}
-    if response.get(_BLOCKED):
-        ledger["trace"].append(f"refused {tool.name}({args}): {tool.name} {policy.ABSTAIN_BUDGET}")
+    if response.get(_REFUSED):
+        ledger["trace"].append(f"refused {tool.name}({args}): {response[_REFUSED]}")
     elif response.get("isError") or "error" in response:
         ledger["trace"].append(f"{tool.name} failed: {_error_text(response)}")
         ledger["calls"].append({"tool": tool.name, "args": args})
@@ -78,6 +109,8 @@ def after_planner(callback_context: CallbackContext) -> None:
     """Copy the planner's decision (JSON) into the ledger so grading knows start and goal."""
     ledger = _ledger(callback_context.state)
     decided = parse_json(callback_context.state.get(PLAN, ""))
+    if not decided.get("action"):  # prose or broken JSON: abstain with the real reason, not "not found"
+        decided = {"action": "abstain", "reason": NO_PLAN, "start": None, "goal": None}
     ledger["plan"] = decided
     ledger["start"], ledger["goal"] = decided.get("start"), decided.get("goal")
     ledger["trace"].append(f"plan: {json.dumps(decided, sort_keys=True)}")

@@ -10,20 +10,46 @@ from google.adk.runners import InMemoryRunner
 from google.genai import types
 
 from hoprag import settings as hoprag_settings
+from hoprag.corpus import load_corpus
 
 from . import policy
 from .agent import build
 from .callbacks import LEDGER
+from .models import model_for
 
 APP = "hoprag_agent"
 
 
-async def ask(question: str, user_id: str, corpus: Path | None = None, access: Path | None = None,
-              store: Path | None = None, **flags: Any) -> dict[str, Any]:
-    """Answer ``question`` as ``user_id``; the structured fields come from the gate over the final ledger.
+def prepare(user_id: str | None = None, **flags: Any) -> tuple[hoprag_settings.Settings, str]:
+    """Resolve the settings and check everything a first run gets wrong, before any subprocess or model call.
 
-    ``flags`` are further settings (``mcp_url``, ``search_budget``, ...; :func:`hoprag.settings.resolve`)."""
-    root, toolset = build(hoprag_settings.resolve(corpus=corpus, access=access, store=store, **flags))
+    Raises the engine's one-line errors: :class:`~hoprag.settings.SettingsError` (a bad setting or
+    model name), :class:`~hoprag.access.AccessError` (no access file, an unknown user) and
+    :class:`~hoprag.corpus.CorpusError` (a corpus the stdio server could not load).
+    """
+    settings = hoprag_settings.resolve(**flags)
+    user = user_id or hoprag_settings.DEFAULT_USER
+    if settings.mcp_url is None and settings.store is None:  # the stdio server loads this corpus: fail here, in one line
+        load_corpus(settings.corpus)
+    hoprag_settings.principal_for(settings, user)
+    model_for(settings)  # an unknown model name fails here, before anything starts
+    return settings, user
+
+
+async def ask(question: str, user_id: str | None = None, corpus: Path | None = None, access: Path | None = None,
+              store: Path | None = None, **flags: Any) -> dict[str, Any]:
+    """Answer ``question`` as ``user_id`` (default ADK's ``user``); the structured fields come from the gate.
+
+    ``flags`` are :func:`hoprag.settings.resolve` flags (``corpus``, ``access``, ``model`` ...). A
+    failing model raises :class:`.models.ModelError`.
+    """
+    settings, user_id = prepare(user_id, corpus=corpus, access=access, store=store, **flags)
+    return await answer(settings, user_id, question)
+
+
+async def answer(settings: hoprag_settings.Settings, user_id: str, question: str) -> dict[str, Any]:
+    """Run the agent tree of ``settings`` on one question as ``user_id`` (checked by :func:`prepare`)."""
+    root, toolset = build(settings)
     runner = InMemoryRunner(agent=root, app_name=APP)
     try:
         session = await runner.session_service.create_session(app_name=APP, user_id=user_id)
@@ -41,13 +67,30 @@ async def ask(question: str, user_id: str, corpus: Path | None = None, access: P
     finally:
         await runner.close()
         await toolset.shutdown()
-    return {**report(state[LEDGER], written), "prompt_tokens": tokens, "model_calls": model_calls}
+    return {**report(state[LEDGER], written), "model": settings.model, "prompt_tokens": tokens,
+            "model_calls": model_calls}
+
+
+def agrees(written: str, graded: dict[str, Any]) -> bool:
+    """Does the writer's text say what the gate decided: its answer with every cited document, or an abstention?"""
+    if graded["status"] != "sufficient":
+        return written.strip().lower().startswith("i cannot answer")
+    if graded.get("mode") == "open":
+        return all(f"[{c['doc_id']}]" in written for c in graded.get("citations", []))
+    first = written.strip().splitlines()[0] if written.strip() else ""
+    return graded["answer"] in first and all(f"[{hop[3]}]" in written for hop in graded["path"])
 
 
 def report(ledger: dict[str, Any], written: str) -> dict[str, Any]:
-    """The structured answer: relation mode cites fact hops, open mode quoted sentences (both with ``doc_id``)."""
+    """The structured answer as the gate over the final ledger sees it: relation mode cites fact hops,
+    open mode quoted sentences (both with ``doc_id``). The writer's text is shown only where it agrees.
+
+    A model can be talked into writing anything (an injected claim, a guess without evidence), so
+    ``response`` is the model's text when :func:`agrees`, else the gate's own composition.
+    """
     graded = policy.grade(ledger)
     answered = graded["status"] == "sufficient"
+    checked = agrees(written, graded)
     is_open = graded.get("mode") == "open" or (ledger.get("plan") or {}).get("mode") == "open"
     if not answered:
         citations: list[dict[str, Any]] = []
@@ -67,6 +110,8 @@ def report(ledger: dict[str, Any], written: str) -> dict[str, Any]:
         "docs_read": len(ledger["evidence"]),
         "dropped_untrusted": ledger["dropped"],
         "tool_calls": [c["tool"] for c in ledger["calls"]],
-        "response": written,
+        "response": written if checked else policy.compose(ledger, graded),
+        "model_response": written,
+        "response_replaced": not checked,
         "trace": ledger["trace"],
     }

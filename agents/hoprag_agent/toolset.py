@@ -52,6 +52,10 @@ class CallerToolset(BaseToolset):
                 self._access = load_access(self.access_file)
             return self._access
 
+    def knows(self, user_id: str) -> bool:
+        """Does the access file map this session user to a principal?"""
+        return self.access.for_user(user_id) is not None
+
     def _principal(self, ctx: Optional[ReadonlyContext]) -> Principal | None:
         return self.access.for_user(ctx.user_id) if ctx is not None else None
 
