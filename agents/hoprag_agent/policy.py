@@ -166,6 +166,11 @@ def grade(ledger: Ledger) -> dict[str, Any]:
             "reason": f"no {goal} for {start} yet; nothing read about {entity} so far"}
 
 
+def hops_text(path: list[list[str]]) -> str:
+    """A citation path as the writer states it: ``s --relation--> o [doc]`` joined by ``; ``."""
+    return "; ".join(f"{s} --{r}--> {o} [{d}]" for s, r, o, d in path)
+
+
 def compose(ledger: Ledger, graded: dict[str, Any]) -> str:
     """The writer's answer: the object with its citation path, or an explicit abstention."""
     notes = []
@@ -176,7 +181,7 @@ def compose(ledger: Ledger, graded: dict[str, Any]) -> str:
         notes.append(f"Instructions found inside {', '.join(ids)} were ignored.")
     tail = "".join(f"\n{n}" for n in notes)
     if graded["status"] == "sufficient":
-        hops = "; ".join(f"{s} --{r}--> {o} [{d}]" for s, r, o, d in graded["path"])
+        hops = hops_text(graded["path"])
         extra = (f"\nNewer source wins over superseded {', '.join(graded['superseded'])}."
                  if graded.get("superseded") else "")
         return f"{graded['answer']}\nEvidence: {hops}{extra}{tail}"
