@@ -59,7 +59,8 @@ TUNINGS = ("gc-freeze",)  # TCP_NODELAY needs no switch: the shared listener alw
 def search_payload(engine: Engine, hits: Sequence[Hit]) -> dict[str, Any]:
     """The ``search`` tool's structured result for these hits, built without MCP (the bare baseline)."""
     return {"results": [
-        {"id": h.doc.id, "title": h.doc.title, "text": h.doc.text[:MAX_RESULT_TEXT_CHARS], "score": h.score,
+        {"id": h.doc.id, "title": h.doc.title, "url": h.doc.source, "text": h.doc.text[:MAX_RESULT_TEXT_CHARS],
+         "score": h.score,
          "source": h.doc.source, "trusted": engine.provenance.admits(h.doc),
          "updated": h.doc.updated.isoformat() if h.doc.updated else None,
          "facts": [list(t) for t in engine.evidence(h.doc)]}

@@ -187,7 +187,8 @@ OAUTH_FALLBACKS = ("/.well-known/oauth-authorization-server", "/.well-known/open
 
 
 def _base_url(scope: Scope) -> str:
-    return str(Request(scope).base_url).rstrip("/")
+    """This server's origin as the client addressed it (quotes escaped: it goes into a quoted header)."""
+    return str(Request(scope).base_url).rstrip("/").replace('"', "%22")
 
 
 def _protected_resource(scope: Scope) -> dict[str, Any]:

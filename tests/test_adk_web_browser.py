@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import httpx
 import pytest
@@ -101,3 +102,25 @@ def test_planner_and_grader_turns_are_readable_not_raw_json(rendered):
     assert [g.split(" — ")[0] for g in grades] == ["Grade: gap", "Grade: gap", "Grade: sufficient"], grades
     assert "Aurora --region--> us-east-2 [d03]" in grades[-1]
 
+
+
+def test_readable_turns_survive_what_a_real_model_may_reply():
+    """No browser: the rendering must hold for replies the offline model never gives."""
+    from google.adk.models.llm_response import LlmResponse
+    from google.genai import types
+
+    from agents.hoprag_agent import callbacks, prompts
+
+    assert prompts.show_plan({}) == "**Plan:** no action: no reason given."
+    assert '[["Falcon", "owner"]]' in prompts.show_grade({"status": "sufficient", "path": [["Falcon", "owner"]]})
+
+    ctx = SimpleNamespace(state={})  # the one CallbackContext attribute the callbacks use
+    reply = lambda text: LlmResponse(content=types.Content(role="model", parts=[types.Part(text=text)]))
+    store = callbacks.decision(callbacks.PLAN, prompts.show_plan)
+    assert store(ctx, reply("I think we should search for Falcon.")) is None  # prose: shown and stored as is
+    assert ctx.state[callbacks.PLAN] == "I think we should search for Falcon."
+    shown = store(ctx, reply('Sure: {"action": "abstain", "reason": "nothing matches"}'))
+    assert shown.content.parts[0].text == "**Plan:** abstain: nothing matches."
+    assert ctx.state[callbacks.PLAN] == {"action": "abstain", "reason": "nothing matches"}
+    lines = callbacks.markdown_lines(ctx, reply("I cannot answer: budget exhausted.\nUntrusted documents dropped unread: d10."))
+    assert lines.content.parts[0].text == "I cannot answer: budget exhausted.  \nUntrusted documents dropped unread: d10."
