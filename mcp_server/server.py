@@ -79,9 +79,13 @@ CLAIMS = ("One entry per fact, same order: its standing under the conflict polic
           "wins, equal dates unresolved), judged over every trusted document you may read.")
 
 
+URL_DESCRIPTION = "The document's source URI, for citation (the deep-research contract's url)."
+
+
 class SearchResult(BaseModel):
     id: str
     title: str
+    url: str = Field(description=URL_DESCRIPTION)
     text: str = Field(description=f"Document text (at most {MAX_RESULT_TEXT_CHARS} characters).")
     score: float = Field(description="Ranker score; higher is better. Ties are broken by id.")
     source: str
@@ -105,10 +109,18 @@ class SearchResults(BaseModel):
         description="How much each content word of the query says in your documents (IDF over what you may read).")
 
 
+class DocMetadata(BaseModel):
+    """The deep-research contract's free-form ``metadata``: what a client needs to weigh the text."""
+    trusted: bool = Field(description="Passed the integrity gate; false: never evidence.")
+    updated: str | None = Field(description="ISO date of the last update.")
+
+
 class Document(BaseModel):
     id: str
     title: str
     text: str
+    url: str = Field(description=URL_DESCRIPTION)
+    metadata: DocMetadata
     source: str
     trusted: bool
     updated: str | None
@@ -216,8 +228,8 @@ def search_results(engine: Engine, groups: frozenset[str], query: str, k: int) -
     """The ``search`` tool's result for a caller's groups (the load benchmarks check servers against it)."""
     view, hits = engine.view(groups), engine.search(query, groups, k)
     return SearchResults(results=[
-        SearchResult(id=h.doc.id, title=h.doc.title, text=h.doc.text[:MAX_RESULT_TEXT_CHARS], score=h.score,
-                     source=h.doc.source, trusted=engine.provenance.admits(h.doc), updated=_date(h.doc),
+        SearchResult(id=h.doc.id, title=h.doc.title, url=h.doc.source, text=h.doc.text[:MAX_RESULT_TEXT_CHARS],
+                     score=h.score, source=h.doc.source, trusted=engine.provenance.admits(h.doc), updated=_date(h.doc),
                      facts=_facts(engine, h.doc), document=h.doc.document_id, section=h.doc.section,
                      claims=_claims(engine, h.doc, groups), entities=_mentions(engine, view, h.doc))
         for h in hits], weights={t: round(view.idf.get(t, 0.0), 4) for t in dict.fromkeys(content(query))})
@@ -258,6 +270,58 @@ class AccessFileVerifier(TokenVerifier):
         if principal is None:
             return None
         return AccessToken(token="<redacted>", client_id=principal.name, scopes=[], subject=principal.name)
+
+
+# Auth discovery. Tokens come from the operator's access file, not from an OAuth flow, so the
+# 401 challenge (RFC 6750) and the protected-resource metadata (RFC 9728, deliberately without
+# `authorization_servers`) say exactly that instead of sending clients into OAuth discovery.
+REALM = "hoprag"
+PRM_PATH = "/.well-known/oauth-protected-resource"
+TOKEN_HELP = ("send 'Authorization: Bearer <token>' with a token from the server operator's access file "
+              "(this server has no OAuth authorization server)")
+# Where an OAuth client looks when the metadata names no authorization server (it falls back to
+# the server's origin and the default endpoints): answer there in words too, not a bare 404.
+OAUTH_FALLBACKS = ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration",
+                   "/register", "/authorize", "/token")
+
+
+def _base_url(scope: Scope) -> str:
+    """This server's origin as the client addressed it (quotes escaped: it goes into a quoted header)."""
+    return str(Request(scope).base_url).rstrip("/").replace('"', "%22")
+
+
+def _protected_resource(scope: Scope) -> dict[str, Any]:
+    """RFC 9728 metadata for the one protected resource, ``/mcp``."""
+    return {"resource": f"{_base_url(scope)}/mcp", "bearer_methods_supported": ["header"],
+            "resource_name": f"hoprag MCP server: a bearer token is required: {TOKEN_HELP}"}
+
+
+def _explain_401(scope: Scope, send: Send) -> Send:
+    """Rewrite the SDK's generic 401 (``Authentication required``) into a precise challenge:
+    whether the token was missing or not accepted, how to send one, and where the metadata is.
+    The SDK's verifier still decides; this only changes the words."""
+    header = Request(scope).headers.get("authorization", "")
+    if header.lower().startswith("bearer "):
+        error, description = "invalid_token", f"the bearer token is not accepted: {TOKEN_HELP}"
+    else:
+        error, description = "invalid_request", f"a bearer token is required: {TOKEN_HELP}"
+    challenge = (f'Bearer realm="{REALM}", error="{error}", error_description="{description}", '
+                 f'resource_metadata="{_base_url(scope)}{PRM_PATH}/mcp"')
+    body = json.dumps({"error": error, "error_description": description}).encode()
+    rewriting = False
+
+    async def explained(message: dict[str, Any]) -> None:
+        nonlocal rewriting
+        if message["type"] == "http.response.start" and message["status"] == 401:
+            rewriting = True
+            message = {**message, "headers": [(b"content-type", b"application/json"),
+                                              (b"content-length", str(len(body)).encode()),
+                                              (b"www-authenticate", challenge.encode())]}
+        elif message["type"] == "http.response.body" and rewriting:
+            message = {"type": "http.response.body", "body": body}
+        await send(message)
+
+    return explained
 
 
 class _Server(MCPServer):
@@ -311,8 +375,10 @@ def build_server(engine: Engine | Callable[[], Engine], caller: Caller, access: 
         doc = (engine.document if document else engine.fetch)(id, groups)
         if doc is None:
             raise ToolError(f"no document with id {id!r} is available to you")
-        return _compact(Document(id=doc.id, title=doc.title, text=doc.text, source=doc.source,
-                                 trusted=engine.provenance.admits(doc), updated=_date(doc), facts=_facts(engine, doc),
+        trusted, updated = engine.provenance.admits(doc), _date(doc)
+        return _compact(Document(id=doc.id, title=doc.title, text=doc.text, url=doc.source,
+                                 metadata=DocMetadata(trusted=trusted, updated=updated), source=doc.source,
+                                 trusted=trusted, updated=updated, facts=_facts(engine, doc),
                                  document=doc.document_id, section=doc.section,
                                  claims=_claims(engine, doc, groups)))
 
@@ -393,6 +459,21 @@ def build_server(engine: Engine | Callable[[], Engine], caller: Caller, access: 
         engine = current()
         return JSONResponse({"status": "ok", "documents": len(engine.docs), "generation": engine.generation})
 
+    if access:
+        async def protected_resource(request: Request) -> JSONResponse:
+            return JSONResponse(_protected_resource(request.scope))
+
+        # RFC 9728 section 3.1: the path-suffixed form for /mcp, and the root form older clients try.
+        server.custom_route(f"{PRM_PATH}/mcp", methods=["GET"])(protected_resource)
+        server.custom_route(PRM_PATH, methods=["GET"])(protected_resource)
+
+        async def no_oauth(_: Request) -> JSONResponse:
+            return JSONResponse({"error": "not_found", "error_description":
+                                 f"not an OAuth endpoint: a bearer token is required: {TOKEN_HELP}"}, status_code=404)
+
+        for path in OAUTH_FALLBACKS:
+            server.custom_route(path, methods=["GET", "POST"])(no_oauth)
+
     return server
 
 
@@ -410,9 +491,13 @@ def http_app(server: MCPServer, host: str = "127.0.0.1") -> ASGIApp:
          "error": {"code": -32600, "message": "Method Not Allowed: this stateless server has no SSE stream; POST requests"}},
         status_code=405, headers={"Allow": "POST"})
 
+    protected = server.settings.auth is not None
+
     async def serve(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == "/mcp":
             await no_stream(scope, receive, send)
+        elif protected and scope["type"] == "http" and scope["path"] == "/mcp":
+            await app(scope, receive, _explain_401(scope, send))
         else:
             await app(scope, receive, send)
 

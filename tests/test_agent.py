@@ -19,7 +19,8 @@ from test_unseen_corpus import write_corpus
 
 BIN = Path(sys.executable).parent
 Q3 = "Which region stores telemetry for Project Falcon?"
-Q3_ANSWER = ("us-east-2\nEvidence: Falcon --depends_on--> Atlas [d01]; Atlas --telemetry_store--> Aurora [d02]; "
+# The writer's lines end in a Markdown hard break (two spaces), so adk web keeps them apart.
+Q3_ANSWER = ("us-east-2  \nEvidence: Falcon --depends_on--> Atlas [d01]; Atlas --telemetry_store--> Aurora [d02]; "
              "Aurora --region--> us-east-2 [d03]")
 ENV = {**os.environ, "GOOGLE_API_USE_CLIENT_CERTIFICATE": "false"}
 for key in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "HOPRAG_MODEL", "HOPRAG_MCP_URL"):

@@ -33,15 +33,18 @@ def build(settings: Settings) -> tuple[SequentialAgent, CallerToolset]:
                   on_model_error_callback=models.on_model_error(settings))
     tool_books = dict(before_tool_callback=callbacks.before_tool, after_tool_callback=callbacks.after_tool)
     planner = LlmAgent(name="planner", description="Decides start entity and goal relation; runs the first search.",
-                       instruction=prompts.planner, tools=[toolset], output_key=callbacks.PLAN,
+                       instruction=prompts.planner, tools=[toolset],
+                       after_model_callback=callbacks.decision(callbacks.PLAN, prompts.show_plan),
                        after_agent_callback=callbacks.after_planner, **tool_books, **common)
     grader = LlmAgent(name="grader", description="Grades evidence: relevant vs supported; names the gap.",
-                      instruction=prompts.grader, output_key=callbacks.GRADE,
+                      instruction=prompts.grader,
+                      after_model_callback=callbacks.decision(callbacks.GRADE, prompts.show_grade),
                       after_agent_callback=callbacks.after_grader, **common)
     researcher = LlmAgent(name="researcher", description="Fills the named gap or ends the loop.",
                           instruction=prompts.researcher, tools=[toolset, exit_loop], **tool_books, **common)
     writer = LlmAgent(name="writer", description="Writes the cited answer or the abstention.",
-                      instruction=prompts.writer, output_key="answer", **common)
+                      instruction=prompts.writer, output_key="answer",
+                      after_model_callback=callbacks.markdown_lines, **common)
     loop = LoopAgent(name="research_loop", sub_agents=[grader, researcher], max_iterations=settings.max_iterations)
     root = SequentialAgent(name="hoprag", description="Agentic, permission-aware, cited retrieval.",
                            sub_agents=[planner, loop, writer],

@@ -12,6 +12,7 @@ import json
 from typing import Any, Callable
 
 from google.adk.agents.callback_context import CallbackContext
+from google.adk.models.llm_response import LlmResponse
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
@@ -124,6 +125,48 @@ def after_grader(callback_context: CallbackContext) -> None:
     if ledger:
         ledger["trace"].append(f"grade: {json.dumps(graded, sort_keys=True)}")
         callback_context.state[LEDGER] = ledger
+
+
+# What the chat shows. adk web renders model text as Markdown: a single newline is a soft break
+# (the writer's two lines ran together) and a role's JSON decision is an unreadable blob.
+AfterModel = Callable[[CallbackContext, LlmResponse], LlmResponse | None]
+
+
+def _final_text(response: LlmResponse) -> str | None:
+    """The text of a complete (non-partial) model reply that calls no tool, else None."""
+    parts = response.content.parts if response.content and response.content.parts else []
+    if response.partial or not parts or any(p.function_call for p in parts):
+        return None
+    return "".join(p.text or "" for p in parts if not p.thought) or None
+
+
+def _showing(response: LlmResponse, text: str) -> LlmResponse:
+    return response.model_copy(update={"content": types.Content(role="model", parts=[types.Part(text=text)])})
+
+
+def decision(key: str, render: Callable[[dict[str, Any]], str]) -> AfterModel:
+    """An ``after_model_callback`` for a role that decides in JSON (planner, grader): the decision
+    goes to state ``key`` as data -- what later roles and callbacks read -- and the chat shows
+    ``render(decision)``. A reply that holds no JSON object is stored and shown as it came."""
+
+    def callback(callback_context: CallbackContext, llm_response: LlmResponse) -> LlmResponse | None:
+        text = _final_text(llm_response)
+        if text is None:
+            return None
+        decided = parse_json(text)
+        callback_context.state[key] = decided or text
+        return _showing(llm_response, render(decided)) if decided else None
+
+    return callback
+
+
+def markdown_lines(callback_context: CallbackContext, llm_response: LlmResponse) -> LlmResponse | None:
+    """The writer's lines stay lines in Markdown: a hard break (two trailing spaces) before each
+    newline. Plain-text readers see the same lines; ``splitlines`` gives them back."""
+    text = _final_text(llm_response)
+    if text is None or "\n" not in text:
+        return None
+    return _showing(llm_response, "  \n".join(line.rstrip() for line in text.splitlines()))
 
 
 def parse_json(text: Any) -> dict[str, Any]:

@@ -390,6 +390,11 @@ def retrieved(ledger: Ledger) -> list[str]:
     return fuse([s["results"] for s in ledger["searches"]])
 
 
+def hops_text(path: list[list[str]]) -> str:
+    """A citation path as the writer states it: ``s --relation--> o [doc]`` joined by ``; ``."""
+    return "; ".join(f"{s} --{r}--> {o} [{d}]" for s, r, o, d in path)
+
+
 def compose(ledger: Ledger, graded: dict[str, Any]) -> str:
     """The writer's answer: the object with its citation path, or an explicit abstention."""
     notes = []
@@ -402,7 +407,7 @@ def compose(ledger: Ledger, graded: dict[str, Any]) -> str:
     if graded["status"] == "sufficient" and graded.get("mode") == "open":
         return compose_open(graded) + tail
     if graded["status"] == "sufficient":
-        hops = "; ".join(f"{s} --{r}--> {o} [{d}]" for s, r, o, d in graded["path"])
+        hops = hops_text(graded["path"])
         extra = (f"\nNewer source wins over superseded {', '.join(graded['superseded'])}."
                  if graded.get("superseded") else "")
         return f"{graded['answer']}\nEvidence: {hops}{extra}{tail}"

