@@ -30,22 +30,6 @@ def answer_line(invocation: Optional[Invocation]) -> str:
     return next((" ".join(line.split()) for line in text.splitlines() if line.strip()), "")
 
 
-def answer_match(eval_metric: EvalMetric, actual_invocations: list[Invocation],
-                 expected_invocations: Optional[list[Invocation]],
-                 conversation_scenario: Optional[ConversationScenario] = None) -> EvaluationResult:
-    """1.0 per invocation whose answer line equals the reference's; fails below the threshold."""
-    threshold = eval_metric.criterion.threshold if eval_metric.criterion else 1.0
-    expected = list(expected_invocations or [None] * len(actual_invocations))
-    per = []
-    for actual, reference in zip(actual_invocations, expected):
-        score = 1.0 if reference is not None and answer_line(actual) == answer_line(reference) != "" else 0.0
-        per.append(PerInvocationResult(actual_invocation=actual, expected_invocation=reference, score=score,
-                                       eval_status=EvalStatus.PASSED if score >= threshold else EvalStatus.FAILED))
-    overall = sum(p.score for p in per) / len(per) if per else 0.0
-    return EvaluationResult(overall_score=overall, per_invocation_results=per,
-                            overall_eval_status=EvalStatus.PASSED if per and overall >= threshold else EvalStatus.FAILED)
-
-
 # --- open-mode metrics (MuSiQue) --------------------------------------------------------------
 
 _CITED = re.compile(r"\[([^\[\]\s]+)\]")
@@ -127,6 +111,12 @@ def _per_case(score: Callable[[Optional[Invocation], Optional[Invocation]], floa
     return metric
 
 
+def _answer_match(actual: Optional[Invocation], reference: Optional[Invocation]) -> float:
+    """1.0 per invocation whose answer line equals the reference's; fails below the threshold."""
+    return 1.0 if answer_line(actual) == answer_line(reference) != "" else 0.0
+
+
+answer_match = _per_case(_answer_match)
 evidence_recall = _per_case(_evidence_recall)
 answer_in_citations = _per_case(_answer_in_citations)
 hop_count = _per_case(_hop_count)

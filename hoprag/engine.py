@@ -101,10 +101,20 @@ class Engine:
         return extract_facts(doc, self.lexicon)
 
     def evidence(self, doc: Doc) -> tuple[Triple, ...]:
-        """Facts that may be cited: from an admitted document, each with its support span in the text."""
+        """Facts that may be cited: from an admitted document, each with its support span in the text.
+
+        A whole document (:meth:`document`) holds its passages' evidence, in passage order.
+        """
+        parts = self._whole(doc)
+        if parts:
+            return tuple(t for p in parts for t in self.evidence(p))
         if not self.provenance.admits(doc):
             return ()
         return tuple(t for t in self.facts(doc) if supported(t, doc))
+
+    def _whole(self, doc: Doc) -> list[Doc] | None:
+        """The passages of ``doc`` when it is a whole document joined by :meth:`document`, else ``None``."""
+        return None if doc.id in self._docs else self._parts.get(doc.id)
 
     def admit(self, hits: Sequence[Doc]) -> tuple[list[Doc], list[str]]:
         """The integrity gate with this corpus's provenance controls."""
@@ -157,7 +167,8 @@ class Engine:
         the caller cannot read take no part (:mod:`.claims`).
         """
         contested = self.contested(groups)
-        return tuple(contested.of(doc.id, t) for t in self.evidence(doc))
+        parts = self._whole(doc) or [doc]  # a whole document: each fact judged as its passage states it
+        return tuple(contested.of(p.id, t) for p in parts for t in self.evidence(p))
 
     def grep(self, needle: str, groups: frozenset[str], k: int | None = None) -> list[tuple[str, str]]:
         return grep(self.docs, groups, needle, k)

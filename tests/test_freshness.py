@@ -262,3 +262,26 @@ def test_claims_follow_resolve_case_by_case():
         "c1": ("current", (), ())}
     assert len(engine.contested(frozenset({"g"}))) == 5
     assert engine.claims(docs[0], frozenset({"other"})) == (Claim("Atlas", "region", "north"),)  # no view, no rival
+
+
+def test_a_whole_document_fetch_keeps_its_passages_standing():
+    """``fetch(document=true)`` joins a chunked document's passages; a stale passage stays stale in it."""
+    import datetime as dt
+
+    from hoprag.corpus import Corpus, Doc
+    from hoprag.engine import Engine
+    from hoprag.lexicon import Lexicon, Relation
+
+    lexicon = Lexicon((Relation("region", ("runs in region",), ("region",)),))
+    eng = frozenset({"eng"})
+    old, new = dt.date(2025, 1, 1), dt.date(2026, 1, 1)
+    docs = (Doc("runbook#0", "Intro to the runbook.", eng, updated=old, document="runbook", position=0),
+            Doc("runbook#1", "Pike runs in region eu-west-1.", eng, updated=old, document="runbook", position=1),
+            Doc("notice", "Pike runs in region ap-east-1.", eng, updated=new))
+    engine = Engine(Corpus(docs, lexicon), "overlap")
+    whole = engine.document("runbook#0", eng)
+    assert whole is not None and whole.id == "runbook"
+    assert engine.evidence(whole) == (("Pike", "region", "eu-west-1"),)
+    (claim,) = engine.claims(whole, eng)
+    assert claim.status == "superseded" and claim.superseded_by == ("notice",)
+    assert engine.claims(engine.fetch("runbook#1", eng), eng) == (claim,)
