@@ -114,4 +114,4 @@ def test_search_cli_runs_as_a_principal_and_gates_facts():
         ("d03", True, [["Aurora", "region", "us-east-2"]]), ("d10", False, []),
         ("d02", True, [["Atlas", "telemetry_store", "Aurora"]])]
     denied = CliRunner().invoke(app, ["search", "Falcon", "--as", "nobody", "--corpus", str(CORPUS)])
-    assert denied.exit_code == 1 and "unknown principal 'nobody'" in denied.output
+    assert denied.exit_code == 1 and "unknown user 'nobody'" in denied.output

@@ -56,7 +56,7 @@ def test_http_with_a_token_lists_the_tools_and_searches(http_server, inspector_e
     listed = inspector(inspector_env, http_server.url, "--method", "tools/list", *auth)
     assert listed.returncode == 0, listed.stderr
     assert {t["name"] for t in json.loads(listed.stdout)["tools"]} == {
-        "search", "fetch", "graph_walk", "graph_overview", "grep"}
+        "search", "fetch", "graph_walk", "graph_hops", "graph_overview", "grep"}
     searched = inspector(inspector_env, http_server.url, "--method", "tools/call", "--tool-name", "search",
                          "--tool-arg", "query=Aurora region", *auth)
     assert searched.returncode == 0, searched.stderr
