@@ -140,12 +140,14 @@ class EntityIndex:
         return found
 
     def to_bytes(self) -> bytes:
-        """The vocabulary, names, titles and mention matrix as plain arrays (``.npz``, no pickle)."""
+        """The vocabulary, names, titles, what each passage defines and the mention matrix as plain arrays (``.npz``, no pickle)."""
         out = io.BytesIO()
         m = self.mentions
         text = lambda v: np.frombuffer(json.dumps(v, ensure_ascii=False).encode(), dtype=np.uint8)  # noqa: E731
         np.savez(out, vocab=text(list(self.vocab)), names=text(self.names), shape=np.array(m.shape),
                  title_of=np.array([-1 if t is None else t for t in self.title_of], dtype=np.int64),
+                 defines=np.array([j for own in self.defines for j in own], dtype=np.int64),
+                 defines_ptr=np.cumsum([0, *(len(own) for own in self.defines)], dtype=np.int64),
                  data=m.data, indices=m.indices, indptr=m.indptr)
         return out.getvalue()
 
@@ -161,6 +163,8 @@ class EntityIndex:
         index.vocab = dict(zip(keys, range(len(keys))))
         index.names = json.loads(arrays["names"].tobytes())
         index.title_of = [None if t < 0 else t for t in arrays["title_of"].tolist()]
+        flat, ptr = arrays["defines"].tolist(), arrays["defines_ptr"].tolist()
+        index.defines = [flat[a:b] for a, b in zip(ptr, ptr[1:])]
         index.mentions = sparse.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]),
                                            shape=tuple(arrays["shape"].tolist()))
         return index
@@ -239,7 +243,7 @@ class EntityView:
         """Every proper name the view's passages state: ``key -> (name, passages mentioning it)``."""
         out: dict[str, tuple[str, int]] = {}
         for r in self.rows:
-            for surface, _ in self.index.units[int(r)]:
+            for surface, _ in self.index.units_of(int(r)):
                 key = norm(surface)
                 if key not in out and is_name(surface) and _useful(key):
                     out[key] = (surface, self.spread_of(surface))
