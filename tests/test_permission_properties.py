@@ -244,7 +244,7 @@ def run_property(engine_cls: type[Engine], probes_wanted: int, differential: boo
 
 def test_no_unauthorized_document_reaches_any_tool():
     start = time.perf_counter()
-    tally = run_property(Engine, PROBES)
+    tally = run_property(Engine, PROBES, derandomize=True, database=None)  # reproducible in CI; HOPRAG_PROBES widens it
     seconds = time.perf_counter() - start
     print(f"\npermission probes: {tally.mcp} MCP tool calls {dict(tally.tools)} + {tally.engine} engine calls over "
           f"{tally.corpora} corpora with {tally.hidden} unreadable documents, 0 leaks, {seconds:.1f} s; "
