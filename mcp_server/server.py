@@ -106,7 +106,8 @@ class SearchResults(BaseModel):
     results: list[SearchResult]
     weights: dict[str, float] = Field(
         default_factory=dict,
-        description="How much each content word of the query says in your documents (IDF over what you may read).")
+        description="How much each content word of the query says in your documents (IDF over what you may read; "
+                    "a word none of them contains is left out).")
 
 
 class DocMetadata(BaseModel):
@@ -232,7 +233,7 @@ def search_results(engine: Engine, groups: frozenset[str], query: str, k: int) -
                      score=h.score, source=h.doc.source, trusted=engine.provenance.admits(h.doc), updated=_date(h.doc),
                      facts=_facts(engine, h.doc), document=h.doc.document_id, section=h.doc.section,
                      claims=_claims(engine, h.doc, groups), entities=_mentions(engine, view, h.doc))
-        for h in hits], weights={t: round(view.idf.get(t, 0.0), 4) for t in dict.fromkeys(content(query))})
+        for h in hits], weights={t: round(view.idf[t], 4) for t in dict.fromkeys(content(query)) if t in view.idf})
 
 
 def _date(doc: Doc) -> str | None:
