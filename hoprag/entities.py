@@ -207,16 +207,6 @@ class EntityView:
         row = self.index.row.get(doc_id)
         return self.index.units_of(row) if row is not None and row in self.local else ()
 
-    def mentioned(self, doc_id: str) -> list[tuple[str, int]]:
-        """The entities a passage of this view mentions, each with how many of the view's passages do."""
-        row = self.index.row.get(doc_id)
-        if row is None or row not in self.local:
-            return []
-        cols = self.mentions[self.local[row]].indices
-        named = sorted(((self.index.names[j], int(self.spread[j])) for j in cols if self.index.names[j]),
-                       key=lambda e: (-e[1], e[0]))
-        return named
-
     def stated(self, doc_id: str, limit: int = 20, contexts: int = 10, chars: int = 300
                ) -> list[tuple[str, int, list[str]]]:
         """The proper names a passage of this view states, each with how many of the view's passages
