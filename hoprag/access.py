@@ -70,6 +70,10 @@ class Access:
                               f"(principals: {', '.join(sorted(self.principals))}{users})")
         return principal
 
+    def groups(self) -> frozenset[str]:
+        """Every group some principal holds: all a process serving this file may ever show."""
+        return frozenset().union(*(p.groups for p in self.principals.values()))
+
     def token_for(self, principal: str) -> str | None:
         """A bearer token for a principal, for clients that call a remote server on its behalf."""
         return next((t for t, name in self.tokens.items() if name == principal), None)

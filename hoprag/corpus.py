@@ -81,6 +81,11 @@ class Doc:
         """The id of the document this passage belongs to (its own id when loaded whole)."""
         return self.document or self.id
 
+    def readable_by(self, groups: frozenset[str]) -> bool:
+        """hoprag's own permission check: a caller reads a document sharing any of its groups.
+        (A store may enforce a second one of its own, e.g. PostgreSQL row-level security.)"""
+        return not self.groups.isdisjoint(groups)
+
 
 @dataclass(frozen=True)
 class Problem:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from .cache import Derived, Lru
 from .claims import Claim, Claims
@@ -25,22 +25,29 @@ from .settings import Settings, ranker_for
 if TYPE_CHECKING:
     from .store import Snapshot
 
+#: A store's own permission check: the passage ids it returns to a group set.
+Guard = Callable[[frozenset[str]], frozenset[str]]
+
 
 class Engine:
     """Permission-aware retrieval over one validated corpus."""
 
     def __init__(self, corpus: Corpus, ranker: str | None = None, facts: Mapping[str, tuple[Triple, ...]] | None = None,
-                 cache: Derived | None = None, generation: int = 0):
+                 cache: Derived | None = None, generation: int = 0, guard: Guard | None = None):
         """``ranker`` defaults to the corpus's own choice (``corpus.yaml``), else the product default;
         ``facts`` and ``cache`` (built views, the entity index) are derived data a store persisted
-        (:meth:`from_snapshot`)."""
+        (:meth:`from_snapshot`); ``guard`` is the store's own permission check (PostgreSQL row-level
+        security), enforced on top of hoprag's."""
         self.corpus = corpus
         self.lexicon = corpus.lexicon
         self.ranker = ranker_for(corpus, ranker)
         self.generation = generation
         self.cache = cache
         self._entity_lock = threading.Lock()
-        self.searcher = Searcher(corpus.docs, self.ranker, entities=lambda: self.entities, cache=cache)
+        self._guard = guard
+        self._guarded: Lru[frozenset[str], frozenset[str]] = Lru(64)
+        self.searcher = Searcher(corpus.docs, self.ranker, entities=lambda: self.entities, cache=cache,
+                                 permits=self.permits)
         self.provenance = Provenance(corpus.allowlist)
         self._docs = corpus.by_id()
         self._facts = dict(facts) if facts is not None else {d.id: extract_facts(d, self.lexicon) for d in corpus.docs}
@@ -56,7 +63,7 @@ class Engine:
         """An engine over one generation of a store, reusing the facts and views it persisted."""
         cfg = snapshot.config
         corpus = Corpus(snapshot.docs, cfg.lexicon, None, cfg.allowlist, cfg.ranker)
-        return cls(corpus, ranker, snapshot.facts, snapshot.derived, snapshot.generation)
+        return cls(corpus, ranker, snapshot.facts, snapshot.derived, snapshot.generation, snapshot.guard)
 
     @classmethod
     def load(cls, path: str | Path, ranker: str | None = None) -> "Engine":
@@ -69,9 +76,11 @@ class Engine:
         life: it persists the derived data the engine builds), else their corpus; served with their
         (or the corpus's) ranker."""
         if settings.store is not None:
-            from .store import open_store
+            from .settings import load_operator_access
+            from .store import is_database, open_store
 
-            return cls.from_snapshot(open_store(settings.store).snapshot(), settings.ranker)
+            readers = load_operator_access(settings).groups() if is_database(settings.store) else None
+            return cls.from_snapshot(open_store(settings.store).snapshot(readers), settings.ranker)
         return cls.load(settings.corpus, settings.ranker)
 
     @cached_property
@@ -85,6 +94,18 @@ class Engine:
             if self.cache:
                 self.cache.save("entities", "", index.to_bytes())
             return index
+
+    def permits(self, groups: frozenset[str]) -> Callable[[Doc], bool]:
+        """The one permission check every caller-facing method applies: hoprag's own
+        (:meth:`Doc.readable_by`) and, over a store that enforces its own, the ids the store returns
+        to these groups -- so a bug in one still cannot show a caller an unreadable document.
+        The store's answer is held per group set for this generation (a store outage does not stop
+        callers already served)."""
+        key = frozenset(groups)
+        if self._guard is None:
+            return lambda d: d.readable_by(key)
+        allowed = self._guarded.get(key, lambda: self._guard(key))
+        return lambda d: d.readable_by(key) and d.id in allowed
 
     def view(self, groups: frozenset[str]) -> View:
         """The caller's view: their documents, ranker, IDF and entity graph."""
@@ -135,7 +156,7 @@ class Engine:
     def fetch(self, doc_id: str, groups: frozenset[str]) -> Doc | None:
         """A document by id, or ``None`` -- the same for unknown and unauthorized ids."""
         doc = self._docs.get(doc_id)
-        return doc if doc is not None and doc.groups & groups else None
+        return doc if doc is not None and self.permits(groups)(doc) else None
 
     def document(self, doc_id: str, groups: frozenset[str]) -> Doc | None:
         """The whole document a passage id or document id belongs to: its passages joined in order,
@@ -144,7 +165,7 @@ class Engine:
         parts = self._parts.get(doc.document_id if doc else doc_id)
         if not parts:
             return self.fetch(doc_id, groups)
-        if not parts[0].groups & groups:
+        if not all(map(self.permits(groups), parts)):
             return None
         text = "\n\n".join(p.text for p in parts)
         first = parts[0]
@@ -153,7 +174,7 @@ class Engine:
     def graph(self, groups: frozenset[str]) -> Graph:
         """The caller's trusted, authorized entity graph (built once per group set)."""
         key = frozenset(groups)
-        return self._graphs.get(key, lambda: build_graph(self.docs, key, self.evidence))
+        return self._graphs.get(key, lambda: build_graph(self.docs, self.permits(key), self.evidence))
 
     def contested(self, groups: frozenset[str]) -> Claims:
         """What is contested in the caller's graph (built once per group set, from that graph alone)."""
@@ -171,4 +192,4 @@ class Engine:
         return tuple(contested.of(p.id, t) for p in parts for t in self.evidence(p))
 
     def grep(self, needle: str, groups: frozenset[str], k: int | None = None) -> list[tuple[str, str]]:
-        return grep(self.docs, groups, needle, k)
+        return grep(self.docs, self.permits(groups), needle, k)

@@ -41,14 +41,14 @@ class Graph:
         return [(s, a["relation"], o, a["doc_id"]) for s, o, a in data]
 
 
-def build_graph(docs: Iterable[Doc], groups: frozenset[str], evidence: Callable[[Doc], Sequence[Triple]]) -> Graph:
-    """Build the caller's graph from documents any of ``groups`` may read.
+def build_graph(docs: Iterable[Doc], readable: Callable[[Doc], bool], evidence: Callable[[Doc], Sequence[Triple]]) -> Graph:
+    """Build the caller's graph from the documents they may read (``readable``: the engine's check).
 
     ``evidence`` yields a document's citable facts -- nothing for one the integrity gate drops.
     """
     graph, seq = Graph(), 0
     for d in docs:
-        if not (d.groups & groups):
+        if not readable(d):
             continue
         facts = evidence(d)
         if not facts:

@@ -6,7 +6,7 @@ expensive or malicious regular expression.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 from .corpus import Doc
 
@@ -25,6 +25,6 @@ def grep_lines(texts: Mapping[str, str], needle: str, k: int | None = None) -> l
     return out
 
 
-def grep(docs: Iterable[Doc], groups: frozenset[str], needle: str, k: int | None = None) -> list[tuple[str, str]]:
-    """Literal matches over the documents any of ``groups`` may read (authorization first)."""
-    return grep_lines({d.id: d.text for d in docs if d.groups & groups}, needle, k)
+def grep(docs: Iterable[Doc], readable: Callable[[Doc], bool], needle: str, k: int | None = None) -> list[tuple[str, str]]:
+    """Literal matches over the documents the caller may read (``readable``: authorization first)."""
+    return grep_lines({d.id: d.text for d in docs if readable(d)}, needle, k)

@@ -1,7 +1,7 @@
 """A live engine over a store: a committed change is served without a restart, never half-applied.
 
-A poller reads the store's generation counter (one indexed row) every ``interval`` seconds; on a
-new generation it builds a complete engine from one snapshot in the background, warms it (the
+A poller reads the store's generation counter (one indexed row) every ``interval`` seconds, or
+as soon as the store announces a commit (PostgreSQL ``LISTEN``/``NOTIFY``); on a new generation it builds a complete engine from one snapshot in the background, warms it (the
 callers' views and graphs) and only then swaps the reference. Callers take :meth:`Live.current`
 once per request, so every request is answered by exactly one generation.
 """
@@ -25,9 +25,13 @@ POLL_SECONDS = 0.5
 class Live:
     """The current engine of a store; ``warm`` runs on each new engine before it is swapped in."""
 
-    def __init__(self, store: Path, ranker: str | None = None, warm: Callable[[Engine], None] = lambda e: None,
-                 interval: float = POLL_SECONDS, on_swap: Callable[[], None] = lambda: None):
+    def __init__(self, store: str | Path, ranker: str | None = None, warm: Callable[[Engine], None] = lambda e: None,
+                 interval: float = POLL_SECONDS, on_swap: Callable[[], None] = lambda: None,
+                 readers: frozenset[str] | None = None):
+        """``readers``: the groups of every principal this process serves (what a store enforcing its
+        own permissions returns rows for)."""
         self.path, self.ranker, self.warm, self.interval, self.on_swap = store, ranker, warm, interval, on_swap
+        self.readers = readers
         self._store = open_store(store)
         self._engine = self._build()
         self._stop = threading.Event()
@@ -36,7 +40,7 @@ class Live:
     def _build(self) -> Engine:
         """A complete engine: warmed, and its entity index loaded (or built and saved), so no request
         after a swap pays for a build."""
-        engine = Engine.from_snapshot(self._store.snapshot(), self.ranker)
+        engine = Engine.from_snapshot(self._store.snapshot(self.readers), self.ranker)
         self.warm(engine)
         engine.entities  # noqa: B018 - a cached property: load or build it now
         return engine
@@ -55,11 +59,21 @@ class Live:
         return True
 
     def _run(self) -> None:
-        while not self._stop.wait(self.interval):
+        failing = ""
+        while not self._stop.is_set():
             try:
+                self._store.wait(self.interval)
+                if self._stop.is_set():
+                    break
                 self.refresh()
             except Exception as exc:  # noqa: BLE001 - keep serving the last good generation
-                log.warning("store reload failed, still serving generation %d: %s", self._engine.generation, exc)
+                if str(exc) != failing:  # once per outage, not every poll
+                    log.warning("store reload failed, still serving generation %d: %s", self._engine.generation, exc)
+                failing = str(exc)
+            else:
+                if failing:
+                    log.warning("store reachable again, serving generation %d", self._engine.generation)
+                failing = ""
 
     def start(self) -> "Live":
         self._thread = threading.Thread(target=self._run, name="hoprag-store-poll", daemon=True)

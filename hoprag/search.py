@@ -182,13 +182,16 @@ class Searcher:
     """Builds and caches one :class:`View` per distinct caller group set."""
 
     def __init__(self, docs: Sequence[Doc], ranker: str = "overlap", max_views: int = 64,
-                 entities: Callable[[], EntityIndex] | None = None, cache: Derived | None = None):
-        """``cache``: persisted BM25 views (a store's), read before building and written after."""
+                 entities: Callable[[], EntityIndex] | None = None, cache: Derived | None = None,
+                 permits: Callable[[frozenset[str]], Callable[[Doc], bool]] | None = None):
+        """``cache``: persisted BM25 views (a store's), read before building and written after;
+        ``permits``: the engine's permission check for a group set (default: :meth:`Doc.readable_by`)."""
         if ranker not in RANKERS:
             raise ValueError(f"unknown ranker {ranker!r}; choose one of {', '.join(RANKERS)}")
         self.docs, self.ranker, self.cache = tuple(docs), ranker, cache
         self._entities = entities or (lambda: EntityIndex(self.docs, Lexicon(())))
         self._views: Lru[frozenset[str], View] = Lru(max_views)
+        self._permits = permits or (lambda groups: lambda d: d.readable_by(groups))
         if ranker == "overlap":
             self._vocab, self._matrix = _counts(self.docs)
 
@@ -199,7 +202,8 @@ class Searcher:
 
     def authorized(self, groups: frozenset[str]) -> list[int]:
         """Indices of the documents any of ``groups`` may read."""
-        return [i for i, d in enumerate(self.docs) if d.groups & groups]
+        readable = self._permits(groups)
+        return [i for i, d in enumerate(self.docs) if readable(d)]
 
     def _build(self, groups: frozenset[str]) -> View:
         rows = self.authorized(groups)

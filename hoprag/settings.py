@@ -25,6 +25,7 @@ from typing import Mapping
 
 from .access import Access, AccessError, Principal, load_access
 from .corpus import Corpus
+from .store import is_database, redact
 
 #: The best LLM-free ranker measured on real multi-hop prose (benchmarks/RESULTS.md); a corpus
 #: asks for another in its ``corpus.yaml`` (the Falcon corpus asks for the chapter's ``overlap``).
@@ -58,12 +59,13 @@ class Settings:
     max_iterations: int
     model: str
     mcp_url: str | None
-    store: Path | None = None
+    store: str | None = None  # a store file path, or a postgresql:// URL
     model_base_url: str | None = None
 
     def with_flags(self, **flags: object) -> "Settings":
         """These settings with every flag that was given (``None`` = not given) taking precedence."""
-        given = {k: (Path(v) if k in ("corpus", "access", "store") else v) for k, v in flags.items() if v is not None}
+        given = {k: (Path(v) if k in ("corpus", "access") else str(v) if k == "store" else v)
+                 for k, v in flags.items() if v is not None}
         return replace(self, **given)
 
 
@@ -92,7 +94,7 @@ def resolve(env: Mapping[str, str] | None = None, **flags: object) -> Settings:
         max_iterations=_positive(env, "HOPRAG_MAX_ITERATIONS", DEFAULT_ITERATIONS),
         model=env.get("HOPRAG_MODEL", "").strip() or OFFLINE_MODEL,
         mcp_url=env.get("HOPRAG_MCP_URL") or None,
-        store=Path(env["HOPRAG_STORE"]) if env.get("HOPRAG_STORE") else None,
+        store=env.get("HOPRAG_STORE") or None,
         model_base_url=env.get("HOPRAG_MODEL_BASE_URL", "").strip() or None,
     )
     return base.with_flags(**flags)
@@ -119,7 +121,9 @@ def access_path(settings: Settings, corpus_root: Path | None = None) -> Path:
     if settings.access is not None:
         return settings.access
     if settings.store is not None and corpus_root is None:
-        return settings.store.parent / "access.yaml"
+        if is_database(settings.store):
+            raise AccessError(f"{redact(settings.store)} holds no credentials: pass --access FILE (or set HOPRAG_ACCESS)")
+        return Path(settings.store).parent / "access.yaml"
     root = corpus_root or settings.corpus
     return (root if root.is_dir() else root.parent) / "access.yaml"
 

@@ -20,7 +20,7 @@ app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
 
 CorpusOpt = typer.Option(None, "--corpus", help="Corpus directory or .jsonl file [env HOPRAG_CORPUS; default: the Falcon corpus].")
 AccessOpt = typer.Option(None, "--access", help="Operator access file [env HOPRAG_ACCESS; default: access.yaml beside the corpus].")
-StoreOpt = typer.Option(None, "--store", help="Store built by `hoprag index` (served instead of the corpus) [env HOPRAG_STORE].")
+StoreOpt = typer.Option(None, "--store", help="Store built by `hoprag index`: a file, or a postgresql:// URL (served instead of the corpus) [env HOPRAG_STORE].")
 AsOpt = typer.Option(None, "--as", help="Act as this principal of the access file, or an ADK user id its "
                      f"'users:' maps to one [default: {settings.DEFAULT_USER}, ADK's default user].")
 RankerOpt = typer.Option(None, "--ranker", help=f"Ranker: {' | '.join(RANKERS)} [env HOPRAG_RANKER; default: the corpus's corpus.yaml, else bm25-titles].")
@@ -66,7 +66,7 @@ def search(
     principal: Optional[str] = AsOpt,
     k: int = typer.Option(5, "-k", min=1, max=50, help="Results to return."),
     corpus: Optional[Path] = CorpusOpt,
-    store: Optional[Path] = StoreOpt,
+    store: Optional[str] = StoreOpt,
     access: Optional[Path] = AccessOpt,
     ranker: Optional[str] = RankerOpt,
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -100,7 +100,8 @@ app.command("serve")(serve)
 @app.command("index")
 def index(
     src: Path = typer.Argument(..., help="Folder (recursive), one file, or a .jsonl file to mirror into the store."),
-    store: Path = typer.Option(..., "--store", help="Store file (embedded SQLite; created if missing)."),
+    store: str = typer.Option(..., "--store", help="Store file (embedded SQLite; created if missing), or a postgresql:// URL "
+                              "(its schema created if missing; see the README for roles)."),
     groups: Optional[list[str]] = typer.Option(None, "--groups", help="Default groups for files that name none (repeatable); "
                                                "front matter and corpus.yaml rules win."),
     max_file_mb: float = typer.Option(MAX_FILE_BYTES / 2**20, "--max-file-mb", min=0.001, help="Refuse larger files."),
@@ -109,7 +110,7 @@ def index(
     """Mirror SRC into STORE: new and changed files (by content digest) re-indexed, unchanged ones untouched,
     files gone from SRC deleted, in one atomic commit. Exit 1 if any file failed (each named on stderr)."""
     from hoprag.ingest import IngestError, index as run_index
-    from hoprag.store import open_store
+    from hoprag.store import open_store, redact
 
     progress = None if quiet else (lambda line: typer.echo(line, err=True))
     try:
@@ -125,7 +126,7 @@ def index(
         typer.echo(f"skipped: {problem}", err=True)
     for problem in report.failed:
         typer.secho(f"failed: {problem}", err=True, fg=typer.colors.RED)
-    typer.echo(f"indexed {src} into {store}: {report.summary()}")
+    typer.echo(f"indexed {src} into {redact(store)}: {report.summary()}")
     if report.failed:
         raise typer.Exit(1)
 
@@ -146,7 +147,7 @@ def ask(
     question: str = typer.Argument(..., help="The question to answer."),
     principal: Optional[str] = AsOpt,
     corpus: Optional[Path] = CorpusOpt,
-    store: Optional[Path] = StoreOpt,
+    store: Optional[str] = StoreOpt,
     access: Optional[Path] = AccessOpt,
     model: Optional[str] = typer.Option(None, "--model", help="hoprag-offline | gemini-<version> | openai/<name> | "
                                         "ollama_chat/<name> [env HOPRAG_MODEL; default: hoprag-offline]."),

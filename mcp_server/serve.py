@@ -50,7 +50,7 @@ def open_listener(host: str, port: int) -> socket.socket:
 
 def serve(
     corpus: Optional[Path] = typer.Option(None, "--corpus", help="Corpus directory or .jsonl [env HOPRAG_CORPUS]."),
-    store: Optional[Path] = typer.Option(None, "--store", help="Serve this store (built by `hoprag index`) instead of a corpus, reloading committed changes [env HOPRAG_STORE]."),
+    store: Optional[str] = typer.Option(None, "--store", help="Serve this store (built by `hoprag index`: a file, or a postgresql:// URL) instead of a corpus, reloading committed changes [env HOPRAG_STORE]."),
     transport: str = typer.Option("stdio", "--transport", help="stdio | http (stateless Streamable HTTP)."),
     host: str = typer.Option("127.0.0.1", "--host", help="HTTP bind address."),
     port: int = typer.Option(8000, "--port", help="HTTP port; 0 picks a free one (announced on stderr)."),
@@ -90,7 +90,9 @@ def serve(
                 view.idf, view.entities.named  # noqa: B018 (cached properties: the term weights and the prose graph)
 
         if loaded is None:
-            current: Engine | Callable[[], Engine] = Live(resolved.store, resolved.ranker, warm, on_swap=_refreeze).start().current
+            readers = frozenset().union(*(p.groups for p in principals))
+            current: Engine | Callable[[], Engine] = Live(resolved.store, resolved.ranker, warm, on_swap=_refreeze,
+                                                          readers=readers).start().current
         else:
             current = loaded
             warm(loaded)

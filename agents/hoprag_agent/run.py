@@ -37,7 +37,7 @@ def prepare(user_id: str | None = None, **flags: Any) -> tuple[hoprag_settings.S
 
 
 async def ask(question: str, user_id: str | None = None, corpus: Path | None = None, access: Path | None = None,
-              store: Path | None = None, **flags: Any) -> dict[str, Any]:
+              store: str | Path | None = None, **flags: Any) -> dict[str, Any]:
     """Answer ``question`` as ``user_id`` (default ADK's ``user``); the structured fields come from the gate.
 
     ``flags`` are :func:`hoprag.settings.resolve` flags (``corpus``, ``access``, ``model`` ...). A

@@ -19,6 +19,7 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.base_toolset import BaseToolset
 from google.adk.tools.mcp_tool import McpToolset, StdioConnectionParams, StreamableHTTPConnectionParams
 from mcp import StdioServerParameters
+from mcp.client.stdio import get_default_environment
 
 from hoprag.access import Access, Principal, load_access
 
@@ -29,7 +30,7 @@ class CallerToolset(BaseToolset):
     """The hoprag MCP tools as the session user's principal (no tools for unknown users)."""
 
     def __init__(self, *, access_file: Path, corpus: Path, ranker: str | None = None, mcp_url: str | None = None,
-                 store: Path | None = None):
+                 store: str | Path | None = None):
         super().__init__()
         self.corpus, self.access_file, self.ranker = str(corpus), str(access_file), ranker
         self.store = str(store) if store is not None else None
@@ -70,11 +71,11 @@ class CallerToolset(BaseToolset):
                     "--corpus", self.corpus, "--access", self.access_file]
             if self.ranker:
                 args += ["--ranker", self.ranker]
-            if self.store:
-                args += ["--store", self.store]
+            # the store goes by environment, not argv: a database URL may carry a password (`ps` shows argv)
+            env = {**get_default_environment(), "HOPRAG_STORE": self.store} if self.store else None
             self._stdio[principal.name] = McpToolset(
                 connection_params=StdioConnectionParams(
-                    server_params=StdioServerParameters(command=sys.executable, args=args), timeout=60),
+                    server_params=StdioServerParameters(command=sys.executable, args=args, env=env), timeout=60),
                 tool_filter=TOOLS)
         return self._stdio[principal.name]
 

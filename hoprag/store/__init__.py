@@ -2,7 +2,8 @@
 
 ``hoprag index`` mirrors a source folder into a store; ``hoprag serve|ask|search --store`` start from
 it without re-parsing. The embedded SQLite file (:mod:`.sqlite`, standard library) is the default;
-another backend (PostgreSQL) implements :class:`Store` and is chosen by :func:`open_store`.
+``postgresql://`` URL names a shared PostgreSQL store (:mod:`.postgres`) that many server replicas
+read, enforcing permissions a second time with row-level security.
 
 Every change is one atomic commit that bumps the store's *generation*; a reader takes a
 :class:`Snapshot` of one generation, so it never sees half an update, and a server polls
@@ -13,7 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Callable, Protocol
+from urllib.parse import urlsplit
 
 from ..corpus import Doc
 from ..lexicon import Lexicon, Relation
@@ -63,13 +65,15 @@ class Changes:
 @dataclass(frozen=True)
 class Snapshot:
     """Everything an engine needs, read at one generation; ``derived`` persists what engines build
-    over it (search views, the entity index), so the next process of this generation loads them."""
+    over it (search views, the entity index), so the next process of this generation loads them;
+    ``guard`` (a store that enforces permissions itself) returns the passage ids a group set may read."""
 
     generation: int
     docs: tuple[Doc, ...]
     facts: dict[str, tuple[Triple, ...]]
     config: Config
     derived: Derived | None = None
+    guard: Callable[[frozenset[str]], frozenset[str]] | None = None  # the store's own permission check
 
 
 class StoreError(ValueError):
@@ -101,8 +105,14 @@ class Store(Protocol):
         """Apply ``changes`` in one atomic commit; returns the new generation. Deleting a file removes
         every passage and fact derived from it, and all derived data (views, entities) of older generations."""
 
-    def snapshot(self) -> Snapshot:
-        """A consistent read of one generation."""
+    def snapshot(self, readers: frozenset[str] | None = None) -> Snapshot:
+        """A consistent read of one generation. ``readers``: the groups of everyone the reading
+        process serves; a store that enforces permissions itself returns only rows they may read
+        (PostgreSQL requires it; the embedded file is the operator's own and is read whole)."""
+
+    def wait(self, timeout: float) -> None:
+        """Block until a change may have been committed, at most ``timeout`` seconds (a store that
+        announces commits returns early; servers then compare :meth:`generation`)."""
 
     def size_bytes(self) -> int:
         """Bytes on disk (or in the database) the store takes."""
@@ -110,12 +120,30 @@ class Store(Protocol):
     def close(self) -> None: ...
 
 
-def open_store(target: str | Path, create: bool = False) -> Store:
-    """Open the store ``target`` names: a file path is an embedded SQLite store.
+def redact(target: str | Path) -> str:
+    """A ``--store`` value fit for messages and logs: a database URL without its password."""
+    parts = urlsplit(str(target))
+    if not is_database(target) or parts.password is None:
+        return str(target)
+    return str(target).replace(f":{parts.password}@", ":***@", 1)
 
-    ``create`` makes a new empty store when the file does not exist (``hoprag index``); readers
-    (serve, ask, search) get a :class:`StoreError` instead, naming the path.
+
+def is_database(target: str | Path) -> bool:
+    """Whether a ``--store`` value names a PostgreSQL database (a URL) rather than a file."""
+    return str(target).startswith(("postgresql://", "postgres://"))
+
+
+def open_store(target: str | Path, create: bool = False) -> Store:
+    """Open the store ``target`` names: a ``postgresql://`` URL is a PostgreSQL store, a file path
+    an embedded SQLite store.
+
+    ``create`` makes the store's schema when it is missing (``hoprag index``); readers (serve, ask,
+    search) get a :class:`StoreError` instead, naming the store.
     """
+    if is_database(target):
+        from .postgres import PostgresStore
+
+        return PostgresStore(str(target), create=create)
     from .sqlite import SqliteStore
 
     return SqliteStore(Path(target), create=create)

@@ -12,6 +12,7 @@ import json
 import logging
 import sqlite3
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -133,7 +134,7 @@ class SqliteStore:
                 raise
         return generation
 
-    def snapshot(self) -> Snapshot:
+    def snapshot(self, readers: frozenset[str] | None = None) -> Snapshot:
         with self._lock:
             db = self._db
             db.execute("BEGIN")  # one read transaction: every row below is of one committed generation
@@ -176,6 +177,10 @@ class SqliteStore:
                     (generation, kind, key, blob, str(generation)))
         except sqlite3.Error as exc:  # a read-only store still serves; it just builds again each start
             log.info("%s: derived data not saved: %s", self.path, exc)
+
+    def wait(self, timeout: float) -> None:
+        """SQLite announces nothing: a server just polls the generation every ``timeout`` seconds."""
+        time.sleep(timeout)
 
     def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())

@@ -1,0 +1,318 @@
+"""The shared store: one PostgreSQL database that many ``hoprag serve`` replicas read.
+
+Permissions are enforced twice. hoprag filters every caller's view itself, and every read of
+passages a server makes runs in a transaction that drops to the :data:`READER` role and sets
+``hoprag.groups`` from the verified caller (never from a tool argument); row-level security on
+that role returns only rows sharing one of those groups, so a bug in hoprag's filter still cannot
+hand a caller a row the database would not. Tables ``FORCE`` row-level security, so not even
+their owner reads around a policy by accident; the owner needs no superuser rights, only
+``CREATEROLE`` the first time (to create :data:`READER` and join it).
+
+A commit bumps the generation and notifies :data:`CHANNEL` in the same transaction; servers
+``LISTEN`` (and poll as a fallback), so a change reaches every replica as soon as it can be loaded.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import re
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, TypeVar
+
+from ..corpus import Doc
+from . import Changes, Config, Snapshot, StoreError, redact
+
+log = logging.getLogger("hoprag.store")
+SCHEMA_VERSION = "1"
+#: The role every passage read runs as; the store's owner creates it (``CREATEROLE``) and joins it.
+READER = "hoprag_reader"
+#: The notification channel a commit announces its generation on.
+CHANNEL = "hoprag_generation"
+CONNECT_SECONDS = 5
+T = TypeVar("T")
+
+_COLUMNS = "id, file, document, position, section, title, text, groups, trusted, source, updated, triples, facts"
+
+
+def _schema(owner: str) -> str:
+    """Tables, the caller-groups function and the row-level security policies (owner ``owner``)."""
+    return f"""
+CREATE SCHEMA hoprag;
+CREATE TABLE hoprag.meta (key text PRIMARY KEY, value text NOT NULL);
+CREATE TABLE hoprag.files (path text COLLATE "C" PRIMARY KEY, digest text NOT NULL);
+CREATE TABLE hoprag.passages (
+    id text COLLATE "C" PRIMARY KEY,
+    file text COLLATE "C" NOT NULL REFERENCES hoprag.files(path) ON DELETE CASCADE,
+    document text COLLATE "C" NOT NULL, position integer NOT NULL, section text NOT NULL,
+    title text NOT NULL, text text NOT NULL, groups text[] NOT NULL, trusted boolean NOT NULL,
+    source text NOT NULL, updated date, triples jsonb, facts jsonb NOT NULL);
+CREATE INDEX passages_order ON hoprag.passages (file, document, position);
+CREATE TABLE hoprag.derived (
+    generation bigint NOT NULL, readers text[] NOT NULL, kind text NOT NULL, key text NOT NULL,
+    data bytea NOT NULL, PRIMARY KEY (generation, readers, kind, key));
+-- The caller's groups, as the server set them for this transaction (none set: no groups, no rows).
+CREATE FUNCTION hoprag.caller_groups() RETURNS text[] LANGUAGE sql STABLE AS $$
+    SELECT coalesce(array(SELECT jsonb_array_elements_text(
+        nullif(current_setting('hoprag.groups', true), '')::jsonb)), '{{}}'::text[]) $$;
+ALTER TABLE hoprag.passages ENABLE ROW LEVEL SECURITY;
+ALTER TABLE hoprag.passages FORCE ROW LEVEL SECURITY;
+ALTER TABLE hoprag.derived ENABLE ROW LEVEL SECURITY;
+ALTER TABLE hoprag.derived FORCE ROW LEVEL SECURITY;
+CREATE POLICY owner_writes ON hoprag.passages TO "{owner}" USING (true) WITH CHECK (true);
+CREATE POLICY owner_writes ON hoprag.derived TO "{owner}" USING (true) WITH CHECK (true);
+CREATE POLICY caller_reads ON hoprag.passages FOR SELECT TO {READER}
+    USING (groups && (SELECT hoprag.caller_groups()));
+-- Derived data was built over the rows some set of readers may read: visible only to that set.
+CREATE POLICY caller_reads ON hoprag.derived FOR SELECT TO {READER}
+    USING (readers <@ (SELECT hoprag.caller_groups()));
+GRANT USAGE ON SCHEMA hoprag TO {READER};
+GRANT SELECT ON hoprag.meta, hoprag.passages, hoprag.derived TO {READER};
+GRANT EXECUTE ON FUNCTION hoprag.caller_groups() TO {READER};
+INSERT INTO hoprag.meta VALUES ('schema', '{SCHEMA_VERSION}'), ('generation', '0');
+"""
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+@dataclass(frozen=True)
+class _Derived:
+    """Derived data of one generation, built over what ``readers`` may read (:class:`hoprag.cache.Derived`)."""
+
+    store: "PostgresStore"
+    generation: int
+    readers: tuple[str, ...]
+
+    def load(self, kind: str, key: str) -> bytes | None:
+        return self.store.load_derived(self.generation, self.readers, kind, key)
+
+    def save(self, kind: str, key: str, blob: bytes) -> None:
+        self.store.save_derived(self.generation, self.readers, kind, key, blob)
+
+
+class PostgresStore:
+    """A :class:`~hoprag.store.Store` in a PostgreSQL database (schema ``hoprag``)."""
+
+    def __init__(self, url: str, create: bool = False):
+        import psycopg
+
+        self._pg = psycopg
+        self.url, self.name = url, redact(url)
+        self._lock = threading.Lock()  # one connection, shared by a server's request, poller and loader threads
+        self._conn: Any = None
+        self._listener: Any = None
+        self._run(lambda db: self._prepare(db, create))
+
+    # -- connections -------------------------------------------------------------------------
+
+    def _connect(self) -> Any:
+        try:
+            return self._pg.connect(self.url, autocommit=True, connect_timeout=CONNECT_SECONDS,
+                                    application_name="hoprag")
+        except self._pg.Error as exc:
+            raise StoreError(f"{self.name}: cannot connect to PostgreSQL: {_first_line(exc)}") from None
+
+    def _run(self, work: Callable[[Any], T]) -> T:
+        """``work`` on the shared connection, reconnecting after a lost one (a server restart);
+        a database error becomes one :class:`StoreError` line naming the store."""
+        with self._lock:
+            if self._conn is None or self._conn.closed or self._conn.broken:
+                self._conn = self._connect()
+            try:
+                return work(self._conn)
+            except self._pg.errors.InsufficientPrivilege as exc:
+                raise StoreError(f"{self.name}: permission denied: {_first_line(exc)} (see the README's "
+                                 "PostgreSQL roles and grants)") from None
+            except self._pg.Error as exc:
+                if self._conn.broken:
+                    self._conn.close()
+                raise StoreError(f"{self.name}: PostgreSQL: {_first_line(exc)}") from None
+
+    def _prepare(self, db: Any, create: bool) -> None:
+        """Check the schema; with ``create``, make it (and the reader role) when it is missing."""
+        version = db.execute("SELECT to_regclass('hoprag.meta') IS NOT NULL").fetchone()[0] and \
+            db.execute("SELECT value FROM hoprag.meta WHERE key = 'schema'").fetchone()
+        if version:
+            if version[0] != SCHEMA_VERSION:
+                raise StoreError(f"{self.name}: store schema {version[0]}, this hoprag reads {SCHEMA_VERSION}; "
+                                 "re-index into a new database")
+            return
+        if not create:
+            raise StoreError(f"{self.name}: no hoprag store in this database; build it with "
+                             f"`hoprag index SRC --store {self.name}`")
+        owner = db.execute("SELECT current_user").fetchone()[0]
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$-]*", owner):
+            raise StoreError(f"{self.name}: role name {owner!r} is not a plain identifier; connect as another role")
+        with db.transaction():
+            if not db.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (READER,)).fetchone():
+                try:
+                    db.execute(f"CREATE ROLE {READER} NOLOGIN")
+                except self._pg.errors.InsufficientPrivilege:
+                    raise StoreError(
+                        f"{self.name}: role {owner} cannot create role {READER}: grant it CREATEROLE once, or "
+                        f"as an administrator run CREATE ROLE {READER} NOLOGIN; GRANT {READER} TO {owner};") from None
+            if not db.execute("SELECT pg_has_role(current_user, %s, 'MEMBER')", (READER,)).fetchone()[0]:
+                try:
+                    db.execute(f'GRANT {READER} TO "{owner}"')
+                except self._pg.errors.InsufficientPrivilege:
+                    raise StoreError(f"{self.name}: role {owner} cannot join role {READER}: as an administrator "
+                                     f"run GRANT {READER} TO {owner};") from None
+            db.execute(_schema(owner))
+
+    def _reading(self, db: Any, groups: frozenset[str]) -> None:
+        """Start a read as :data:`READER` for ``groups``: what row-level security filters on."""
+        db.execute(f"SET LOCAL ROLE {READER}")
+        db.execute("SELECT set_config('hoprag.groups', %s, true)", (json.dumps(sorted(groups)),))
+
+    def _meta(self, db: Any, key: str) -> str | None:
+        row = db.execute("SELECT value FROM hoprag.meta WHERE key = %s", (key,)).fetchone()
+        return row[0] if row else None
+
+    # -- the Store protocol ------------------------------------------------------------------
+
+    def generation(self) -> int:
+        return int(self._run(lambda db: self._meta(db, "generation")) or 0)
+
+    def source(self) -> str | None:
+        return self._run(lambda db: self._meta(db, "source"))
+
+    def config_digest(self) -> str | None:
+        return self._run(lambda db: self._meta(db, "config_digest"))
+
+    def files(self) -> dict[str, str]:
+        return self._run(lambda db: dict(db.execute("SELECT path, digest FROM hoprag.files").fetchall()))
+
+    def documents(self) -> dict[str, str]:
+        return self._run(lambda db: dict(db.execute("SELECT DISTINCT document, file FROM hoprag.passages").fetchall()))
+
+    def passage_count(self) -> int:
+        return self._run(lambda db: db.execute("SELECT count(*) FROM hoprag.passages").fetchone()[0])
+
+    def apply(self, changes: Changes) -> int:
+        from psycopg.types.json import Jsonb
+
+        rows = [(p.doc.id, path, p.doc.document_id, p.doc.position, p.doc.section, p.doc.title, p.doc.text,
+                 sorted(p.doc.groups), p.doc.trusted, p.doc.source, p.doc.updated,
+                 Jsonb(p.doc.triples) if p.doc.triples is not None else None, Jsonb(p.facts))
+                for path, (_, passages) in changes.upsert.items() for p in passages]
+
+        def commit(db: Any) -> int:
+            with db.transaction():
+                # one writer at a time: the generation row is the lock
+                current = int(db.execute("SELECT value FROM hoprag.meta WHERE key = 'generation' FOR UPDATE").fetchone()[0])
+                gone = [*changes.delete, *changes.upsert]
+                db.execute("DELETE FROM hoprag.files WHERE path = ANY(%s)", (gone,))  # cascades to passages
+                with db.cursor() as cur:  # pipelined (COPY is refused under row-level security)
+                    cur.executemany("INSERT INTO hoprag.files VALUES (%s, %s)",
+                                    [(f, d) for f, (d, _) in changes.upsert.items()])
+                    cur.executemany(f"INSERT INTO hoprag.passages ({_COLUMNS}) VALUES ({', '.join(['%s'] * 13)})", rows)
+                generation = current + 1
+                db.execute("DELETE FROM hoprag.derived")  # built over an older generation: never served again
+                with db.cursor() as cur:
+                    cur.executemany(
+                        "INSERT INTO hoprag.meta VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                        [("generation", str(generation)), ("source", changes.source),
+                         ("config", json.dumps(changes.config.as_json())), ("config_digest", changes.config_digest)])
+                db.execute("SELECT pg_notify(%s, %s)", (CHANNEL, str(generation)))  # delivered at commit
+            return generation
+
+        return self._run(commit)
+
+    def snapshot(self, readers: frozenset[str] | None = None) -> Snapshot:
+        if readers is None:
+            raise StoreError(f"{self.name}: a PostgreSQL store is read for the principals of an access file "
+                             "(pass --access FILE)")
+        who = frozenset(readers)
+
+        def read(db: Any) -> tuple[int, Config, list[tuple]]:
+            with db.transaction():
+                db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")  # one generation throughout
+                self._reading(db, who)
+                generation = int(self._meta(db, "generation") or 0)
+                config = Config.from_json(json.loads(self._meta(db, "config") or "{}"))
+                rows = db.execute(f"SELECT {_COLUMNS} FROM hoprag.passages ORDER BY file, document, position").fetchall()
+            return generation, config, rows
+
+        generation, config, rows = self._run(read)
+        docs, facts = [], {}
+        group_sets: dict[tuple[str, ...], frozenset[str]] = {}  # most passages share a few group sets
+        for (pid, _, document, position, section, title, text, groups, trusted, source, updated, triples,
+             fact_rows) in rows:
+            key = tuple(groups)
+            gs = group_sets.get(key)
+            if gs is None:
+                gs = group_sets[key] = frozenset(groups)
+            docs.append(Doc(pid, text, gs, trusted, title, source, updated,
+                            tuple(map(tuple, triples)) if triples is not None else None,
+                            "" if document == pid else document, position, section))
+            facts[pid] = tuple(map(tuple, fact_rows))
+        return Snapshot(generation, tuple(docs), facts, config, _Derived(self, generation, tuple(sorted(who))),
+                        self.readable)
+
+    def readable(self, groups: frozenset[str]) -> frozenset[str]:
+        """The passage ids row-level security returns to ``groups`` (the engine's guard)."""
+        def read(db: Any) -> frozenset[str]:
+            with db.transaction():
+                self._reading(db, frozenset(groups))
+                return frozenset(r[0] for r in db.execute("SELECT id FROM hoprag.passages"))
+
+        return self._run(read)
+
+    def wait(self, timeout: float) -> None:
+        """Block until a commit is announced or ``timeout`` passes (a lost connection just sleeps:
+        the caller's poll of :meth:`generation` catches what a notification missed)."""
+        try:
+            if self._listener is None or self._listener.closed or self._listener.broken:
+                self._listener = None
+                self._listener = self._pg.connect(self.url, autocommit=True, connect_timeout=CONNECT_SECONDS,
+                                                  application_name="hoprag-listen")
+                self._listener.execute(f"LISTEN {CHANNEL}")
+            for _ in self._listener.notifies(timeout=timeout, stop_after=1):
+                pass
+        except self._pg.Error as exc:
+            log.info("%s: not listening (%s); polling", self.name, _first_line(exc))
+            if self._listener is not None:
+                self._listener.close()
+                self._listener = None
+            time.sleep(timeout)
+
+    def load_derived(self, generation: int, readers: tuple[str, ...], kind: str, key: str) -> bytes | None:
+        def read(db: Any) -> bytes | None:
+            with db.transaction():
+                self._reading(db, frozenset(readers))
+                row = db.execute("SELECT data FROM hoprag.derived WHERE generation = %s AND readers = %s "
+                                 "AND kind = %s AND key = %s", (generation, list(readers), kind, key)).fetchone()
+            return bytes(row[0]) if row else None
+
+        try:
+            return self._run(read)
+        except StoreError as exc:  # a cache that cannot be read is a cache miss
+            log.info("derived data unreadable: %s", exc)
+            return None
+
+    def save_derived(self, generation: int, readers: tuple[str, ...], kind: str, key: str, blob: bytes) -> None:
+        """Persist derived data, only while its generation is still the newest (never a stale row)."""
+        try:
+            self._run(lambda db: db.execute(
+                "INSERT INTO hoprag.derived SELECT %s, %s, %s, %s, %s WHERE "
+                "(SELECT value FROM hoprag.meta WHERE key = 'generation') = %s ON CONFLICT DO NOTHING",
+                (generation, list(readers), kind, key, blob, str(generation))))
+        except StoreError as exc:  # a reader-only login still serves; it just builds again each start
+            log.info("derived data not saved: %s", exc)
+
+    def size_bytes(self) -> int:
+        return self._run(lambda db: db.execute(
+            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'hoprag' AND c.relkind = 'r'").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in (self._conn, self._listener):
+                if conn is not None:
+                    conn.close()
+            self._conn = self._listener = None
