@@ -64,6 +64,11 @@ class Cluster:
     def url(self, user: str = OWNER, password: str = PASSWORD, database: str = DATABASE) -> str:
         return f"postgresql://{user}:{password}@127.0.0.1:{self.port}/{database}"
 
+    def create_database(self, name: str, owner: str = OWNER) -> str:
+        """A new empty database owned by ``owner``; its owner's connection URL."""
+        self.sql(f"CREATE DATABASE {name} OWNER {owner}")
+        return self.url(database=name)
+
     def sql(self, *statements: str, database: str = "postgres") -> str:
         """Run statements as the superuser over the cluster's own socket (setup only)."""
         args = ["-h", str(self.sockets), "-p", str(self.port), "-U", "postgres", "-d", database, "-v", "ON_ERROR_STOP=1",

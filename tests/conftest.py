@@ -59,6 +59,23 @@ class ServerProcess:
 
 
 @pytest.fixture(scope="session")
+def postgres():
+    """A throwaway PostgreSQL cluster for the session (``benchmarks.pgcluster``): Debian's
+    ``postgresql``, which the README's test command installs; missing in CI is a failure."""
+    import os
+
+    from benchmarks.pgcluster import Cluster, bindir
+
+    if bindir() is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("PostgreSQL is missing in CI: the README's test command (tests/system-deps.sh) installs it")
+        pytest.skip("PostgreSQL not found (Debian: apt-get install postgresql)")
+    cluster = Cluster()
+    yield cluster
+    cluster.destroy()
+
+
+@pytest.fixture(scope="session")
 def http_server():
     server = ServerProcess()
     yield server

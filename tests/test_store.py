@@ -1,5 +1,6 @@
 """The store end to end: a served store picks up committed changes, deletes leave no trace for any
-principal through any tool or the agent, changed facts answer, and readers never see a mix."""
+principal through any tool or the agent, changed facts answer, and readers never see a mix --
+for the embedded SQLite store and for PostgreSQL alike (the same tests, parametrized)."""
 
 from __future__ import annotations
 
@@ -20,9 +21,17 @@ from mcp_client import call, http_client, run
 from test_agent import ask
 
 PRINCIPALS = {"engineering": frozenset({"engineering"}), "finance": frozenset({"finance"})}
+EVERYONE = frozenset().union(*PRINCIPALS.values())
 
 
-def reindex(src: Path, db: Path) -> int:
+def new_store(kind: str, root: Path, name: str, request) -> str:
+    """An empty store of ``kind``: a file under ``root``, or a fresh database of the session cluster."""
+    if kind == "sqlite":
+        return str(root / f"{name}.db")
+    return request.getfixturevalue("postgres").create_database(f"{name}_{root.name}".lower().replace("-", "_"))
+
+
+def reindex(src: Path, db: str | Path) -> int:
     store = open_store(db, create=True)
     try:
         report = index(src, store, ["engineering"])
@@ -42,17 +51,17 @@ def wait_for(server: ServerProcess, generation: int, timeout: float = 120) -> No
     raise AssertionError(f"server still not at generation {generation}")
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def served(tmp_path_factory, request):
     root = tmp_path_factory.mktemp("store")
-    src, db = build(root), root / "s.db"
+    src, db = build(root), new_store(request.param, root, "s", request)
     reindex(src, db)
     server = ServerProcess("--store", str(db), "--access", str(root / "access.yaml"))
     yield src, db, root, server
     server.stop()
 
 
-def ask_store(db: Path, root: Path, principal: str = "engineering") -> dict:
+def ask_store(db: str | Path, root: Path, principal: str = "engineering") -> dict:
     return ask(QUESTION, "--store", str(db), "--access", str(root / "access.yaml"), "--as", principal)
 
 
@@ -104,7 +113,7 @@ def test_a_changed_file_answers_with_the_new_fact(served):
 ZOMBIE_QUERIES = ("Basalt region", "Basalt storage", "ap-south-3", "Which region stores telemetry for Project Heron?")
 
 
-def test_a_deleted_file_leaves_no_trace_for_any_principal(served, tmp_path):
+def test_a_deleted_file_leaves_no_trace_for_any_principal(served, tmp_path, request):
     src, db, root, server = served
     (src / "basalt.html").unlink()
     wait_for(server, reindex(src, db))
@@ -134,9 +143,9 @@ def test_a_deleted_file_leaves_no_trace_for_any_principal(served, tmp_path):
 
     # Engine-level: the reloaded store equals a store freshly built from the same folder, for every
     # derived structure a caller can observe (facts, graph edges, entity counts, grep, ranking).
-    fresh = tmp_path / "fresh.db"
+    fresh = new_store("sqlite" if not str(db).startswith("postgresql") else "postgresql", tmp_path, "fresh", request)
     reindex(src, fresh)
-    kept, clean = (Engine.from_snapshot(open_store(p).snapshot()) for p in (db, fresh))
+    kept, clean = (Engine.from_snapshot(open_store(p).snapshot(EVERYONE)) for p in (db, fresh))
     assert [d.id for d in kept.docs] == [d.id for d in clean.docs]
     assert kept._facts == clean._facts
     for groups in PRINCIPALS.values():
