@@ -82,10 +82,12 @@ def _register() -> None:
     from .chapter.bench import chapter
     from .ingest_bench import ingest, phases
     from .load import load, soak
+    from .replicas import replicas
     from .server_bench import scale, server
 
     for name, command in (("chapter", chapter), ("server", server), ("scale", scale), ("load", load),
-                          ("soak", soak), ("acl", acl), ("ingest", ingest), ("startup-phases", phases)):
+                          ("soak", soak), ("acl", acl), ("ingest", ingest), ("startup-phases", phases),
+                          ("replicas", replicas)):
         bench_app.command(name)(command)
 
 

@@ -47,7 +47,7 @@ def write_files(src: Path, n: int, seed: int = 0) -> Path:
     return src
 
 
-def timed_index(src: Path, db: Path, max_bytes: int | None = None) -> dict[str, Any]:
+def timed_index(src: Path, db: str | Path, max_bytes: int | None = None) -> dict[str, Any]:
     store = open_store(db, create=True)
     try:
         start = time.perf_counter()

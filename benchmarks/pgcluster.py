@@ -36,12 +36,12 @@ def free_port() -> int:
 class Cluster:
     """One PostgreSQL server in its own directory; :meth:`url` is the owner's connection URL."""
 
-    def __init__(self, root: Path | None = None):
+    def __init__(self) -> None:
         bins = bindir()
         if bins is None:
             raise RuntimeError("PostgreSQL is not installed (Debian: apt-get install postgresql; tests/system-deps.sh does it)")
         self.bin = bins
-        self.root = Path(root or tempfile.mkdtemp(prefix="hoprag-pg-"))
+        self.root = Path(tempfile.mkdtemp(prefix="hoprag-pg-"))  # its own: under root the server user must reach it
         self.data, self.sockets, self.log = self.root / "data", self.root / "run", self.root / "server.log"
         self.port = free_port()
         self._as = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []

@@ -307,7 +307,7 @@ class PostgresStore:
 
     def size_bytes(self) -> int:
         return self._run(lambda db: db.execute(
-            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c "
             "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'hoprag' AND c.relkind = 'r'").fetchone()[0])
 
     def close(self) -> None:
