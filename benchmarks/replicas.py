@@ -212,11 +212,14 @@ def expected_answers(url: str, access: Path, queries: Sequence[str], k: int) -> 
     return {q: expected(engine, groups, q, k) for q in queries}
 
 
-def run(passages: int, calls: int, concurrency: int, commits: int, k: int = 5,
-        url: Optional[str] = None, root: Optional[Path] = None) -> dict[str, Any]:
-    """The whole benchmark; ``url`` uses an existing database (else a throwaway cluster is made)."""
+def run(passages: int, calls: int, concurrency: int, commits: int, k: int = 5, url: Optional[str] = None,
+        root: Optional[Path] = None, index_passages: int = 0) -> dict[str, Any]:
+    """The whole benchmark: replicas serve ``passages`` synthetic Markdown files; ``index_passages``
+    (if any) more go into a second database as one JSONL, timed beside SQLite. ``url`` uses an
+    existing database (else a throwaway cluster is made)."""
     root = Path(root or tempfile.mkdtemp(prefix="hoprag-replicas-"))
     with ExitStack() as stack:
+        cluster = None
         if url is None:
             cluster = Cluster()
             stack.callback(cluster.destroy)
@@ -226,6 +229,10 @@ def run(passages: int, calls: int, concurrency: int, commits: int, k: int = 5,
         access, token = root / "small" / "access.yaml", synthetic.token_for(PRINCIPAL)
         report: dict[str, Any] = {"machine": machine(), "passages": passages, "concurrency": concurrency, "k": k}
         report["index"] = {"postgresql": timed_index(src, url), "sqlite": timed_index(src, root / "side.db")}
+        if index_passages and cluster:  # (a given --store holds the served folder: no second database there)
+            big = synthetic.write(root / "big", index_passages)
+            report["index_jsonl"] = {"postgresql": timed_index(big, cluster.create_database("big"), max_bytes=2**31),
+                                     "sqlite": timed_index(big, root / "big.db", max_bytes=2**31)}
         queries = json.loads((root / "small" / "queries.json").read_text())[:50]
         with fleet(url, access, 2, root) as (servers, _):
             report["visibility"] = visibility(src, url, servers, commits)
@@ -253,7 +260,11 @@ def run(passages: int, calls: int, concurrency: int, commits: int, k: int = 5,
 
 def table(report: dict[str, Any]) -> str:
     i, v, t, f = (report[key] for key in ("index", "visibility", "throughput", "failover"))
-    lines = [f"| index {report['passages']:,} passages | PostgreSQL {i['postgresql']['seconds']} s "
+    lines = [f"| index {j['postgresql']['passages']:,} passages (one JSONL) | PostgreSQL {j['postgresql']['seconds']} s "
+             f"({j['postgresql']['passages_per_s']:,.0f}/s, {j['postgresql']['store_mb']} MB) | SQLite {j['sqlite']['seconds']} s "
+             f"({j['sqlite']['passages_per_s']:,.0f}/s, {j['sqlite']['store_mb']} MB) |"
+             for j in ([report["index_jsonl"]] if "index_jsonl" in report else [])]
+    lines += [f"| index {report['passages']:,} passages | PostgreSQL {i['postgresql']['seconds']} s "
              f"({i['postgresql']['passages_per_s']:,.0f}/s, {i['postgresql']['store_mb']} MB) | SQLite {i['sqlite']['seconds']} s "
              f"({i['sqlite']['passages_per_s']:,.0f}/s, {i['sqlite']['store_mb']} MB) |",
              f"| update visible on {v['replicas']} replicas ({v['commits']} commits) | p50 {v['p50_ms']} ms | p99 {v['p99_ms']} ms |"]
@@ -265,7 +276,9 @@ def table(report: dict[str, Any]) -> str:
 
 
 def replicas(
-    passages: int = typer.Option(100_000, "--passages", min=10, help="Synthetic passages to index (as Markdown files)."),
+    passages: int = typer.Option(2_000, "--passages", min=10, help="Synthetic passages the replicas serve (Markdown files)."),
+    index_passages: int = typer.Option(100_000, "--index-passages", min=0,
+                                       help="Synthetic passages (one JSONL) to time indexing into PostgreSQL and SQLite; 0 skips."),
     calls: int = typer.Option(20_000, "--calls", min=10, help="Search calls per throughput and failover run."),
     concurrency: int = typer.Option(16, "--concurrency", min=1, help="Concurrent client calls."),
     commits: int = typer.Option(20, "--commits", min=1, help="One-file changes for the visibility latency."),
@@ -273,7 +286,7 @@ def replicas(
     out: Path = typer.Option(OUT / "replicas", "--out", help="Directory for replicas.json."),
 ) -> dict[str, Any]:
     """Index into PostgreSQL, then 1 and 2 replicas behind HAProxy: visibility, throughput, failover."""
-    report = run(passages, calls, concurrency, commits, url=url)
+    report = run(passages, calls, concurrency, commits, url=url, index_passages=index_passages)
     out.mkdir(parents=True, exist_ok=True)
     (out / "replicas.json").write_text(json.dumps(report, indent=1))
     typer.echo(table(report))
