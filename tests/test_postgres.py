@@ -299,3 +299,15 @@ def test_rankings_from_postgresql_equal_the_embedded_stores_on_musique(database,
         runs.append(out)
     assert len(runs[0]) == 100 and all(hits for hits, _ in runs[0])
     assert runs[0] == runs[1]
+
+
+def test_backup_and_restore_as_the_readme_says(postgres, database, tmp_path):
+    indexed(database, tmp_path)
+    dump, restored = tmp_path / "hoprag.dump", postgres.create_database("restored")
+    for argv in ([str(postgres.bin / "pg_dump"), "--schema=hoprag", "--enable-row-security", "-Fc", "-f", str(dump), database],
+                 [str(postgres.bin / "pg_restore"), "--no-owner", "--role=hoprag_owner", "-d", restored, str(dump)]):
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+    a, b = (open_store(u).snapshot(EVERYONE) for u in (database, restored))
+    assert (a.generation, a.docs, a.facts) == (b.generation, b.docs, b.facts)
+    assert rows_as(restored, ["finance"]) == {"finance/budget.md"}  # row-level security came back with the tables
