@@ -100,8 +100,8 @@ app.command("serve")(serve)
 @app.command("index")
 def index(
     src: Path = typer.Argument(..., help="Folder (recursive), one file, or a .jsonl file to mirror into the store."),
-    store: str = typer.Option(..., "--store", help="Store file (embedded SQLite; created if missing), or a postgresql:// URL "
-                              "(its schema created if missing; see the README for roles)."),
+    store: str = typer.Option(..., "--store", envvar="HOPRAG_STORE", help="Store file (embedded SQLite; created if missing), "
+                              "or a postgresql:// URL (its schema created if missing; see the README for roles) [env HOPRAG_STORE]."),
     groups: Optional[list[str]] = typer.Option(None, "--groups", help="Default groups for files that name none (repeatable); "
                                                "front matter and corpus.yaml rules win."),
     max_file_mb: float = typer.Option(MAX_FILE_BYTES / 2**20, "--max-file-mb", min=0.001, help="Refuse larger files."),

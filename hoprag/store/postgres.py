@@ -99,7 +99,10 @@ class PostgresStore:
     """A :class:`~hoprag.store.Store` in a PostgreSQL database (schema ``hoprag``)."""
 
     def __init__(self, url: str, create: bool = False):
-        import psycopg
+        try:
+            import psycopg
+        except ImportError:
+            raise StoreError(f"{redact(url)}: a PostgreSQL store needs the driver: pip install 'hoprag[postgres]'") from None
 
         self._pg = psycopg
         self.url, self.name = url, redact(url)
