@@ -258,13 +258,18 @@ class PostgresStore:
                         self.readable)
 
     def readable(self, groups: frozenset[str]) -> frozenset[str]:
-        """The passage ids row-level security returns to ``groups`` (the engine's guard)."""
+        """The passage ids row-level security returns to ``groups`` (the engine's guard). Failing,
+        it says so to the caller without naming the database (the log has the detail)."""
         def read(db: Any) -> frozenset[str]:
             with db.transaction():
                 self._reading(db, frozenset(groups))
                 return frozenset(r[0] for r in db.execute("SELECT id FROM hoprag.passages"))
 
-        return self._run(read)
+        try:
+            return self._run(read)
+        except StoreError as exc:
+            log.warning("permission check unavailable: %s", exc)
+            raise StoreError("the document store is unavailable right now; retry shortly") from None
 
     def wait(self, timeout: float) -> None:
         """Block until a commit is announced or ``timeout`` passes (a lost connection just sleeps:
