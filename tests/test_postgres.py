@@ -244,9 +244,14 @@ def test_a_postgresql_restart_leaves_replicas_answering_then_resyncing(tmp_path)
         servers = [ServerProcess("--store", url, "--access", str(tmp_path / "access.yaml")) for _ in range(2)]
         try:
             before = [run(region_and_hits(s, "engineering")) for s in servers]
+            engine = Engine.from_snapshot(open_store(url).snapshot(EVERYONE))
+            held = engine.search("Basalt region", frozenset({"engineering"}), 5)
             cluster.stop()
             during = [run(region_and_hits(s, "engineering")) for s in servers]  # from what they hold
             assert during == before and before[0][0] == "eu-north-2"
+            assert engine.search("Basalt region", frozenset({"engineering"}), 5) == held
+            with pytest.raises(StoreError, match=r"^the document store is unavailable right now; retry shortly$"):
+                engine.search("Basalt region", frozenset({"finance"}), 5)  # never checked: no unchecked answer
             cluster.start()
             (src / "basalt.html").write_text(basalt_html("ap-south-3"))
             until_everywhere(servers, *reindex(src, url))  # resynced: listeners reconnect, or the poll finds it
