@@ -38,12 +38,13 @@ from hoprag.engine import Engine
 from hoprag.store import open_store
 
 from . import synthetic
-from .httpload import ServerProcess, target
+from .httpload import ServerProcess, run_load, target
 from .ingest_bench import timed_index, write_files
 from .pgcluster import Cluster, free_port
-from .server_bench import OUT, expected, machine
+from .server_bench import OUT, expected, machine, wrong_samples
 
 PRINCIPAL = "engineering"
+ENDPOINT = "mcp-2025-11-25"
 RETRIES = 5
 
 
@@ -137,7 +138,7 @@ async def drive(proxy: Proxy, token: str, queries: Sequence[str], want: dict[str
                 concurrency: int, on_progress: Any = None) -> Drive:
     """``calls`` MCP ``search`` calls through the proxy; a failed call (connection error, non-200,
     ``isError``) is retried up to :data:`RETRIES` times; every final answer is checked."""
-    t = target("mcp-2025-11-25", proxy, token, queries, k)  # type: ignore[arg-type]
+    t = target(ENDPOINT, proxy, token, queries, k)  # type: ignore[arg-type]
     out, next_id = Drive(), iter(range(1, calls + 1))
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
 
@@ -200,16 +201,24 @@ def visibility(src: Path, url: str, servers: Sequence[ServerProcess], commits: i
             "p99_ms": round(float(np.percentile(ms, 99)), 1), "max_ms": round(float(ms.max()), 1)}
 
 
-def expected_answers(url: str, access: Path, queries: Sequence[str], k: int) -> dict[str, Any]:
-    """The in-process engine's answer to each query, over the same store and readers as a replica."""
+def reference(url: str, access: Path) -> tuple[Engine, frozenset[str]]:
+    """The in-process engine over the same store and readers as a replica, and the load's groups."""
     operator = load_access(access)
     store = open_store(url)
     try:
-        engine = Engine.from_snapshot(store.snapshot(operator.groups()))
+        return Engine.from_snapshot(store.snapshot(operator.groups())), operator.principal(PRINCIPAL).groups
     finally:
         store.close()
-    groups = operator.principal(PRINCIPAL).groups
-    return {q: expected(engine, groups, q, k) for q in queries}
+
+
+def throughput(proxy: Proxy | ServerProcess, token: str, queries: Sequence[str], engine: Engine, groups: frozenset[str], k: int,
+               calls: int, concurrency: int) -> dict[str, Any]:
+    """Closed-loop load through the proxy with the server benchmarks' generator (wrk if installed);
+    every 7th answer checked against the engine."""
+    t = target(ENDPOINT, proxy, token, queries, k)  # type: ignore[arg-type]
+    run_load(t, concurrency, 60, max(calls // 10, concurrency))  # warm-up: connections, first calls
+    r = run_load(t, concurrency, 600, calls, sample_every=7)
+    return r.as_json() | {"checked": len(r.samples), "wrong": len(wrong_samples(engine, groups, queries, k, ENDPOINT, r.samples))}
 
 
 def run(passages: int, calls: int, concurrency: int, commits: int, k: int = 5, url: Optional[str] = None,
@@ -236,12 +245,15 @@ def run(passages: int, calls: int, concurrency: int, commits: int, k: int = 5, u
         queries = json.loads((root / "small" / "queries.json").read_text())[:50]
         with fleet(url, access, 2, root) as (servers, _):
             report["visibility"] = visibility(src, url, servers, commits)
-        want = expected_answers(url, access, queries, k)
+        engine, groups = reference(url, access)
+        want = {q: expected(engine, groups, q, k) for q in queries}
         report["throughput"] = {}
         for n in (1, 2):
-            with fleet(url, access, n, root) as (_, proxy):
-                asyncio.run(drive(proxy, token, queries, want, k, max(calls // 10, concurrency), concurrency))  # warm-up
-                report["throughput"][str(n)] = asyncio.run(drive(proxy, token, queries, want, k, calls, concurrency)).as_json()
+            with fleet(url, access, n, root) as (servers, proxy):
+                if n == 1:  # the proxy's own cost: the same replica without it
+                    report["throughput"]["1, no proxy"] = throughput(servers[0], token, queries, engine, groups, k,
+                                                                     calls, concurrency)
+                report["throughput"][str(n)] = throughput(proxy, token, queries, engine, groups, k, calls, concurrency)
         with fleet(url, access, 2, root) as (servers, proxy):
             victim = servers[0]
 
@@ -254,7 +266,7 @@ def run(passages: int, calls: int, concurrency: int, commits: int, k: int = 5, u
                                                    "survivor_alive": servers[1].proc.poll() is None}
     f = report["failover"]
     report["passed"] = (f["wrong"] == 0 and f["never_succeeded"] == 0 and f["killed"] and f["survivor_alive"]
-                        and all(t["wrong"] == 0 and t["never_succeeded"] == 0 for t in report["throughput"].values()))
+                        and all(t["wrong"] == 0 and t["errors"] == 0 for t in report["throughput"].values()))
     return report
 
 
@@ -269,7 +281,8 @@ def table(report: dict[str, Any]) -> str:
              f"({i['sqlite']['passages_per_s']:,.0f}/s, {i['sqlite']['store_mb']} MB) |",
              f"| update visible on {v['replicas']} replicas ({v['commits']} commits) | p50 {v['p50_ms']} ms | p99 {v['p99_ms']} ms |"]
     for n, r in t.items():
-        lines.append(f"| {n} replica(s), c = {report['concurrency']} | {r['calls_per_s']} calls/s | p50 {r['p50_ms']} / p99 {r['p99_ms']} ms |")
+        lines.append(f"| {n} replica(s), c = {report['concurrency']} ({r['generator']}) | {r['rps']:.0f} calls/s, "
+                     f"{r['errors']} errors, {r['wrong']} wrong of {r['checked']} checked | p50 {r['p50_ms']:.1f} / p99 {r['p99_ms']:.1f} ms |")
     lines.append(f"| failover: 1 of 2 killed mid-run | {f['calls']} calls, {f['wrong']} wrong, {f['never_succeeded']} never "
                  f"succeeded | {f['failed_first_try']} failed first and were retried ({f['errors_seen']}) |")
     return "\n".join(lines)
