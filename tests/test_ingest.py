@@ -254,9 +254,11 @@ def test_settings_resolve_the_store_from_env(tmp_path: Path):
     from hoprag import settings
 
     resolved = settings.resolve(env={"HOPRAG_STORE": str(tmp_path / "s.db")})
-    assert resolved.store == tmp_path / "s.db"
+    assert resolved.store == str(tmp_path / "s.db")  # a string: a postgresql:// URL must survive (a Path folds '//')
     assert settings.access_path(resolved) == tmp_path / "access.yaml"
-    assert settings.resolve(env={"HOPRAG_STORE": "a.db"}, store=tmp_path / "b.db").store == tmp_path / "b.db"
+    assert settings.resolve(env={"HOPRAG_STORE": "a.db"}, store=tmp_path / "b.db").store == str(tmp_path / "b.db")
+    url = "postgresql://owner:pw@127.0.0.1:5432/hoprag"
+    assert settings.resolve(env={"HOPRAG_STORE": url}).store == url
 
 
 def test_persisted_views_rank_exactly_as_built_ones_and_go_with_the_generation(tree: Path, tmp_path: Path):
