@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -236,7 +237,8 @@ def run(passages: int, calls: int, concurrency: int, commits: int, k: int = 5, u
         src = write_files(root / "src", passages)
         synthetic.write(root / "small", 10)  # the synthetic principals and their bearer tokens
         access, token = root / "small" / "access.yaml", synthetic.token_for(PRINCIPAL)
-        report: dict[str, Any] = {"machine": machine(), "passages": passages, "concurrency": concurrency, "k": k}
+        report: dict[str, Any] = {"machine": machine(), "passages": passages, "concurrency": concurrency, "k": k,
+                                  "load_average_start": os.getloadavg()[0]}  # the machine is shared: say how busy
         report["index"] = {"postgresql": timed_index(src, url), "sqlite": timed_index(src, root / "side.db")}
         if index_passages and cluster:  # (a given --store holds the served folder: no second database there)
             big = synthetic.write(root / "big", index_passages)
@@ -264,6 +266,7 @@ def run(passages: int, calls: int, concurrency: int, commits: int, k: int = 5, u
             seen = asyncio.run(drive(proxy, token, queries, want, k, calls, concurrency, kill_midway))
             report["failover"] = seen.as_json() | {"killed": victim.proc.poll() is not None,
                                                    "survivor_alive": servers[1].proc.poll() is None}
+    report["load_average_end"] = os.getloadavg()[0]
     f = report["failover"]
     report["passed"] = (f["wrong"] == 0 and f["never_succeeded"] == 0 and f["killed"] and f["survivor_alive"]
                         and all(t["wrong"] == 0 and t["errors"] == 0 for t in report["throughput"].values()))

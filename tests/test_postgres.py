@@ -209,23 +209,30 @@ async def region_and_hits(server: ServerProcess, principal: str) -> tuple[str | 
     return walk.structured_content["answer"], [h["id"] for h in search.structured_content["results"]], fetched.is_error
 
 
-def test_two_replicas_see_every_update_and_delete(database, tmp_path):
+async def hits(server: ServerProcess, query: str, principal: str = "engineering") -> list[str]:
+    async with http_client(server.url, principal) as c:
+        return [h["id"] for h in (await call(c, "search", query=query, k=5)).structured_content["results"]]
+
+
+def test_two_replicas_see_every_add_update_and_delete(database, tmp_path):
     src = indexed(database, tmp_path)
     access = str(tmp_path / "access.yaml")
     servers = [ServerProcess("--store", database, "--access", access) for _ in range(2)]
     try:
         for s in servers:
             assert run(region_and_hits(s, "engineering"))[0] == "eu-north-2"
-        (src / "basalt.html").write_text(basalt_html("ap-south-3"))
+        (src / "basalt.html").write_text(basalt_html("ap-south-3"))  # update, and add a file
+        (src / "notes" / "wren.md").write_text("# Wren\n\nProject Wren depends on Quill.\n")
         lag = until_everywhere(servers, *reindex(src, database))
         for s in servers:
             assert run(region_and_hits(s, "engineering"))[0] == "ap-south-3"
+            assert run(hits(s, "Project Wren"))[0] == "notes/wren.md"
         (src / "basalt.html").unlink()
         lag += until_everywhere(servers, *reindex(src, database))
         for s in servers:
             for principal in ("engineering", "finance"):
-                answer, hits, fetch_failed = run(region_and_hits(s, principal))
-                assert answer != "ap-south-3" and "basalt.html" not in hits and fetch_failed, principal
+                answer, found, fetch_failed = run(region_and_hits(s, principal))
+                assert answer != "ap-south-3" and "basalt.html" not in found and fetch_failed, principal
         # a restarted replica catches up: it starts from the newest generation
         servers[0].stop()
         servers[0] = ServerProcess("--store", database, "--access", access)
