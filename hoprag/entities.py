@@ -32,7 +32,8 @@ from .tokens import STOP, fold, tokenize
 CONNECTORS = frozenset("of the de du la le del della von van der den da di des y and for upon on".split())
 MONTHS = frozenset("january february march april may june july august september october november december".split())
 _SPAN = re.compile(r"[A-Z][\w'’.-]*(?:\s+(?:(?:of|the|de|du|la|le|von|van|del|da|di|and)\s+)*[A-Z][\w'’.-]*)*")
-_SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
+#: Sentence ends, except after an initial or a two-letter abbreviation ("Harris W. Fawell", "St. Louis").
+_SENTENCES = re.compile(r"(?<!\b[A-Z]\.)(?<!\b[A-Z][a-z]\.)(?<=[.!?;])\s+|\n+")
 MAX_NGRAM = 8
 
 Unit = tuple[str, str]  # (entity surface, context the entity was stated in)
@@ -74,21 +75,24 @@ def _useful(key: str) -> bool:
 def units(doc: Doc, lexicon: Lexicon) -> tuple[Unit, ...]:
     """``(entity, context)`` pairs a reader can take a bridge from.
 
-    A triple ``(s, r, o)`` yields ``(s, "r o")`` and ``(o, "s r")``. Without ``triples``, the
-    reader's cue triples are used plus every capitalised span of a sentence with that sentence as context.
+    A triple ``(s, r, o)`` yields ``(s, "r o")`` and ``(o, "s r")`` (the passage's ``triples``, or
+    else the reader's cue triples); every capitalised span of a sentence yields ``(span, sentence)``
+    as well, since extracted triples often bury the next hop's name inside a longer object
+    ("a town in the Hiran region of Somalia"). A sentence's first word is capitalised anyway, so
+    alone it counts only if the passage capitalises it elsewhere too ("However, ..." is no name).
     """
     out: list[Unit] = []
     facts = doc.triples if doc.triples is not None else extract_facts(doc, lexicon)
     for s, r, o in facts:
         out += [(s, f"{r} {o}"), (o, f"{s} {r}")]
-    if doc.triples is None:
-        for sentence in _SENTENCES.split(doc.text):
-            for span in _SPAN.findall(sentence):
-                words = span.split()
-                while words and words[0].lower() in STOP:
-                    words.pop(0)
-                if words:
-                    out.append((" ".join(words), sentence))
+    sentences = [s.strip() for s in _SENTENCES.split(doc.text)]
+    spans = [(m.start(), m.group().split(), sentence) for sentence in sentences for m in _SPAN.finditer(sentence)]
+    named = {w.lower() for start, words, _ in spans if start for w in words} | set(tokenize(fold(doc.title)))
+    for start, words, sentence in spans:
+        while words and words[0].lower() in STOP:
+            words.pop(0)
+        if words and (start or len(words) > 1 or words[0].lower() in named):
+            out.append((" ".join(words), sentence))
     return tuple(out)
 
 

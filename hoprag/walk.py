@@ -187,10 +187,12 @@ def bridges(question: str, read: Sequence[Passage], view: Bridging, skip: set[st
     old = asked | set(content(named))
     best: dict[str, tuple[float, str, str]] = {}
     for rank, passage in enumerate(read):
+        first: dict[str, str] = {}  # a name as the passage first states it (what MCP ``search`` reports)
         for surface, context in view.entities.units(passage.id):
             key = norm(surface)
             if key in skip or not is_name(surface) or not set(content(surface)) - old:
                 continue
+            surface = first.setdefault(key, surface)
             if view.entities.spread_of(surface) < 2:
                 continue
             score = sum(view.idf.get(t, 0.0) for t in set(content(context)) & asked) / (1 + rank)
@@ -205,19 +207,20 @@ def residual(question: str, read: Sequence[Passage]) -> str:
     return " ".join(t for t in content(question) if t not in seen)
 
 
-def fuse(lists: Sequence[Sequence[str]], c: int = 60) -> list[str]:
-    """Each search's best passage not yet taken (one per hop, in search order), then the rest by
-    reciprocal-rank fusion. Plain RRF interleaves a hop's runners-up ahead of the next hop's answer."""
-    head: list[str] = []
-    for ranked in lists:
-        new = next((i for i in ranked if i not in head), None)
-        if new is not None:
-            head.append(new)
-    rrf: dict[str, float] = defaultdict(float)
-    for ranked in lists:
-        for r, i in enumerate(ranked):
-            rrf[i] += 1 / (c + r + 1)
-    return head + sorted((i for i in rrf if i not in head), key=lambda i: -rrf[i])
+def fuse(lists: Sequence[Sequence[str]]) -> list[str]:
+    """Round by round, each search's best passage not yet taken, in search order.
+
+    Every hop looks for a different passage, so each hop's best comes before any hop's runner-up;
+    reciprocal-rank fusion would instead lift passages several searches share (mostly the first
+    hop's, already placed) and interleave a hop's runners-up ahead of the next hop's answer.
+    """
+    out: dict[str, None] = {}
+    for _ in range(max(map(len, lists), default=0)):
+        for ranked in lists:
+            new = next((i for i in ranked if i not in out), None)
+            if new is not None:
+                out[new] = None
+    return list(out)
 
 
 @dataclass
@@ -278,11 +281,12 @@ class BridgeWalker:
         self.walk.hops.append(hop)
         if hop.entity is None:
             hop.read = hits[0].id if hits else None
-            for key, (score, name, source) in bridges(self.question, list(hits[:self.read]), self.view, set()).items():
-                self.frontier.offer(key, (name, list(hits[:1]), source), score)
+            read = {p.id: p for p in hits[:self.read]}
+            for key, (score, name, source) in bridges(self.question, list(read.values()), self.view, set()).items():
+                self.frontier.offer(key, (name, [read[source]], source), score)  # explained by the passage naming it
         else:
             chain = self._chain
-            seen = {p.id for p in chain}
+            seen = {p.id for p in chain} | {h.read for h in self.walk.hops if h.read}  # read once, whichever hop
             new = next((p for p in hits if p.id not in seen), None)
             if new is not None:
                 hop.read = new.id
