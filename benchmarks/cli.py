@@ -31,14 +31,18 @@ def retrieval(
                                    help=f"Comma-separated, from: {', '.join([*STRATEGIES, AGENT])} (agent: the ADK "
                                         "agent through a real hoprag serve over HTTP; not run by default, it is slow)."),
     budget: int = typer.Option(DEFAULT_BUDGET, "--budget", min=1, help="Hard cap on searches per question."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N questions."),
+    offset: int = typer.Option(0, "--offset", min=0, help="Skip the first N questions (with --limit: a held-out range)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N questions (after --offset)."),
     as_json: bool = typer.Option(False, "--json", help="Print {\"strategies\": {name: {recall@2, ...}}} only."),
 ) -> None:
     """Recall@2/5/10 of supporting passages, searches and milliseconds per question, per strategy."""
     try:
         chosen = select([s.strip() for s in strategies.split(",") if s.strip()])
         loaded = load_corpus(corpus)
-        qs = load_questions(questions)[:limit]
+        every = load_questions(questions)
+        qs = every[offset:][:limit]
+        if not qs:
+            raise ValueError(f"--offset {offset} leaves no question ({questions} has {len(every)}); use a smaller --offset")
     except (CorpusError, ValueError, OSError) as exc:
         _fail(str(exc))
         return

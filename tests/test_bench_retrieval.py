@@ -61,6 +61,17 @@ def test_json_report_has_the_documented_shape(slice_dir):
         assert score["recall@2"] <= score["recall@5"] <= score["recall@10"]
 
 
+def test_offset_and_limit_select_a_question_range(slice_dir):
+    """Develop on one range and hold another out: ``--offset`` skips, ``--limit`` caps what is left."""
+    d = slice_dir / "triples"
+    args = ["retrieval", "--corpus", str(d / "corpus.jsonl"), "--questions", str(d / "questions.jsonl"),
+            "--strategies", "bm25"]
+    tail = CliRunner().invoke(bench_app, [*args, "--offset", "7", "--limit", "5"])
+    assert tail.exit_code == 0 and tail.stdout.startswith("3 questions"), tail.output
+    past = CliRunner().invoke(bench_app, [*args, "--offset", "10"])
+    assert past.exit_code == 1 and "--offset 10 leaves no question" in past.output and "Traceback" not in past.output
+
+
 def test_a_corpus_without_triples_still_works(slice_dir):
     plain = slice_dir / "plain"
     bench = Bench(load_corpus(plain / "corpus.jsonl"))
