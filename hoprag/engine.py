@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 from .cache import Derived, Lru
 from .claims import Claim, Claims
 from .corpus import Corpus, Doc, load_corpus
-from .entities import EntityIndex
+from .entities import FORMAT as ENTITY_FORMAT, EntityIndex
 from .graph import Graph, build_graph
 from .grep import grep
 from .integrity import Provenance, admit, supported
@@ -87,12 +87,12 @@ class Engine:
     def entities(self) -> EntityIndex:
         """The corpus-wide entity vocabulary and mentions, built on first use (prose rankers and walks)."""
         with self._entity_lock:
-            blob = self.cache.load("entities", "") if self.cache else None
+            blob = self.cache.load("entities", ENTITY_FORMAT) if self.cache else None
             if blob is not None:
                 return EntityIndex.from_bytes(self.docs, self.lexicon, blob)
             index = EntityIndex(self.docs, self.lexicon)
             if self.cache:
-                self.cache.save("entities", "", index.to_bytes())
+                self.cache.save("entities", ENTITY_FORMAT, index.to_bytes())
             return index
 
     def permits(self, groups: frozenset[str]) -> Callable[[Doc], bool]:

@@ -34,6 +34,8 @@ MONTHS = frozenset("january february march april may june july august september 
 _SPAN = re.compile(r"[A-Z][\w'’.-]*(?:\s+(?:(?:of|the|de|du|la|le|von|van|del|da|di|and)\s+)*[A-Z][\w'’.-]*)*")
 _SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
 MAX_NGRAM = 8
+#: The layout :meth:`EntityIndex.to_bytes` writes (the key it persists under): an older layout is a cache miss.
+FORMAT = "2"
 
 Unit = tuple[str, str]  # (entity surface, context the entity was stated in)
 
@@ -92,6 +94,15 @@ def units(doc: Doc, lexicon: Lexicon) -> tuple[Unit, ...]:
     return tuple(out)
 
 
+def _names(found: Sequence[Unit], keys: Sequence[str], vocab: dict[str, int]) -> list[tuple[int, str]]:
+    """The proper names among a passage's units: ``(entity, first surface naming it)`` in text order."""
+    out: dict[int, str] = {}
+    for (surface, _), key in zip(found, keys):
+        if _useful(key) and vocab[key] not in out and is_name(surface):
+            out[vocab[key]] = surface
+    return list(out.items())
+
+
 class EntityIndex:
     """Corpus-wide entity vocabulary and passage-entity mentions, built once at load."""
 
@@ -116,6 +127,9 @@ class EntityIndex:
         #: entities its own passages define, so no edge exists because an unreadable passage named a thing.
         self.defines = [sorted({self.vocab[k] for k in [t, *named] if k in self.vocab})
                         for t, named in zip(titles, keys)]
+        #: Per passage, the proper names it states (first surface per entity, in text order): a view's
+        #: :attr:`EntityView.named` is a gather over its rows, not a re-read of every passage.
+        self.stated = [_names(u, named, self.vocab) for u, named in zip(self.units, keys)]
         self.title_of: list[int | None] = []
         rows, cols, vals = [], [], []
         for i, d in enumerate(self.docs):
@@ -148,6 +162,9 @@ class EntityIndex:
                  title_of=np.array([-1 if t is None else t for t in self.title_of], dtype=np.int64),
                  defines=np.array([j for own in self.defines for j in own], dtype=np.int64),
                  defines_ptr=np.cumsum([0, *(len(own) for own in self.defines)], dtype=np.int64),
+                 stated=np.array([j for own in self.stated for j, _ in own], dtype=np.int64),
+                 stated_ptr=np.cumsum([0, *(len(own) for own in self.stated)], dtype=np.int64),
+                 stated_names=text([name for own in self.stated for _, name in own]),
                  data=m.data, indices=m.indices, indptr=m.indptr)
         return out.getvalue()
 
@@ -165,6 +182,8 @@ class EntityIndex:
         index.title_of = [None if t < 0 else t for t in arrays["title_of"].tolist()]
         flat, ptr = arrays["defines"].tolist(), arrays["defines_ptr"].tolist()
         index.defines = [flat[a:b] for a, b in zip(ptr, ptr[1:])]
+        flat, ptr, said = arrays["stated"].tolist(), arrays["stated_ptr"].tolist(), json.loads(arrays["stated_names"].tobytes())
+        index.stated = [list(zip(flat[a:b], said[a:b])) for a, b in zip(ptr, ptr[1:])]
         index.mentions = sparse.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]),
                                            shape=tuple(arrays["shape"].tolist()))
         return index
@@ -232,11 +251,11 @@ class EntityView:
     def named(self) -> dict[str, tuple[str, int]]:
         """Every proper name the view's passages state: ``key -> (name, passages mentioning it)``."""
         out: dict[str, tuple[str, int]] = {}
+        keys = list(self.index.vocab)
         for r in self.rows:
-            for surface, _ in self.index.units_of(int(r)):
-                key = norm(surface)
-                if key not in out and is_name(surface) and _useful(key):
-                    out[key] = (surface, self.spread_of(surface))
+            for j, surface in self.index.stated[int(r)]:
+                if keys[j] not in out:
+                    out[keys[j]] = (surface, int(self.spread[j]))
         return out
 
     @cached_property

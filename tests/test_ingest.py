@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from hoprag.engine import Engine
+from hoprag.entities import FORMAT
 from hoprag.ingest import IngestError, index
 from hoprag.ingest.chunk import chunk
 from hoprag.ingest.meta import document_id
@@ -271,15 +272,16 @@ def test_persisted_views_rank_exactly_as_built_ones_and_go_with_the_generation(t
     store = open_store(db)
     key = '["engineering"]'
     assert store.load_derived(store.generation(), "view:bm25", key) is not None  # the first engine saved its view
-    assert store.load_derived(store.generation(), "entities", "") is not None
+    assert store.load_derived(store.generation(), "entities", FORMAT) is not None
     loaded = engine_of(db, "bm25")
     assert {q: [(h.doc.id, h.score) for h in loaded.search(q, ENG, 5)] for q in queries} == expected
     assert "_tokens" not in vars(loaded.searcher)  # served from the stored view: nothing re-tokenized
     a, b = built.entities, loaded.entities
-    assert (a.vocab, a.names, a.title_of) == (b.vocab, b.names, b.title_of) and (a.mentions != b.mentions).nnz == 0
+    assert (a.vocab, a.names, a.title_of, a.stated) == (b.vocab, b.names, b.title_of, b.stated)
+    assert (a.mentions != b.mentions).nnz == 0
     assert all(a.units_of(i) == b.units_of(i) for i in range(len(a.docs)))
     (tree / "notes/new.txt").write_text("Basalt region notes.\n")
     generation = run_index(tree, db, "engineering").generation
     assert store.load_derived(generation - 1, "view:bm25", key) is None  # an old generation's data is deleted
-    assert store.load_derived(generation - 1, "entities", "") is None
+    assert store.load_derived(generation - 1, "entities", FORMAT) is None
     assert "notes/new.txt" in [h.doc.id for h in engine_of(db, "bm25").search("Basalt region notes", ENG, 5)]
