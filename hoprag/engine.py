@@ -193,7 +193,7 @@ class Engine:
     @cached_property
     def _stating(self) -> tuple[Doc, ...]:
         """The passages the reader found facts in, in corpus order: the only ones that can add an edge."""
-        return tuple(d for d in self.docs if self._facts[d.id])
+        return tuple(d for d in self.docs if self.facts(d))
 
     def contested(self, groups: frozenset[str]) -> Claims:
         """What is contested in the caller's graph (built once per group set, from that graph alone)."""

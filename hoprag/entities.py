@@ -117,9 +117,6 @@ class _Ragged:
         return cls(np.array([j for own in lists for j in own], dtype=np.int64),
                    np.cumsum([0, *map(len, lists)], dtype=np.int64))
 
-    def __getitem__(self, row: int) -> list[int]:
-        return self.flat[self.ptr[row]:self.ptr[row + 1]].tolist()
-
     def gather(self, rows: np.ndarray) -> np.ndarray:
         """Positions in :attr:`flat` of the lists of ``rows``, in row order."""
         starts, lengths = self.ptr[rows], self.ptr[rows + 1] - self.ptr[rows]

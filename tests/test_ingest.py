@@ -312,3 +312,13 @@ def test_persisted_views_rank_exactly_as_built_ones_and_go_with_the_generation(t
     assert store.load_derived(generation - 1, "view:bm25", key) is None  # an old generation's data is deleted
     assert store.load_derived(generation - 1, "entities", FORMAT) is None
     assert "notes/new.txt" in [h.doc.id for h in engine_of(db, "bm25").search("Basalt region notes", ENG, 5)]
+
+
+def test_one_pass_entity_lookup_finds_what_every_ngram_finds():
+    from hoprag.entities import _named, grams
+
+    vocab = {k: j for j, k in enumerate(["church of england", "church", "ludwig van beethoven", "van", "b c d e"])}
+    prefixes = {" ".join(k.split()[:n]) for k in vocab for n in range(1, len(k.split()))}
+    for text in ("the church of england and ludwig van beethoven", "ludwig van", "a b c d e f", "of england", ""):
+        tokens = text.split()
+        assert sorted(_named(tokens, vocab, prefixes)) == sorted(vocab[g] for g in grams(tokens) if g in vocab), text
