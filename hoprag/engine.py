@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 from .cache import Derived, Lru
 from .claims import Claim, Claims
 from .corpus import Corpus, Doc, load_corpus
-from .entities import EntityIndex
+from .entities import FORMAT as ENTITY_FORMAT, EntityIndex
 from .graph import Graph, build_graph
 from .grep import grep
 from .integrity import Provenance, admit, supported
@@ -51,6 +51,7 @@ class Engine:
         self.provenance = Provenance(corpus.allowlist)
         self._docs = corpus.by_id()
         self._facts = dict(facts) if facts is not None else {d.id: extract_facts(d, self.lexicon) for d in corpus.docs}
+        self._evidence: dict[str, tuple[Triple, ...]] = {}
         self._parts: dict[str, list[Doc]] = {}
         for d in corpus.docs:
             if d.document:
@@ -87,12 +88,12 @@ class Engine:
     def entities(self) -> EntityIndex:
         """The corpus-wide entity vocabulary and mentions, built on first use (prose rankers and walks)."""
         with self._entity_lock:
-            blob = self.cache.load("entities", "") if self.cache else None
+            blob = self.cache.load("entities", ENTITY_FORMAT) if self.cache else None
             if blob is not None:
                 return EntityIndex.from_bytes(self.docs, self.lexicon, blob)
             index = EntityIndex(self.docs, self.lexicon)
             if self.cache:
-                self.cache.save("entities", "", index.to_bytes())
+                self.cache.save("entities", ENTITY_FORMAT, index.to_bytes())
             return index
 
     def permits(self, groups: frozenset[str]) -> Callable[[Doc], bool]:
@@ -106,6 +107,13 @@ class Engine:
             return lambda d: d.readable_by(key)
         allowed = self._guarded.get(key, lambda: self._guard(key))
         return lambda d: d.readable_by(key) and d.id in allowed
+
+    def warm(self, groups: frozenset[str]) -> None:
+        """Build now what a caller's requests read (their index, term weights, prose graph, relation graph
+        and its contested claims), so no request pays for it; each is then kept per group set."""
+        view = self.view(groups)
+        view.idf, view.entities.named  # noqa: B018 - cached properties
+        self.contested(groups)  # builds the caller's graph first
 
     def view(self, groups: frozenset[str]) -> View:
         """The caller's view: their documents, ranker, IDF and entity graph."""
@@ -129,9 +137,15 @@ class Engine:
         parts = self._whole(doc)
         if parts:
             return tuple(t for p in parts for t in self.evidence(p))
-        if not self.provenance.admits(doc):
+        facts = self.facts(doc)
+        if not facts or not self.provenance.admits(doc):
             return ()
-        return tuple(t for t in self.facts(doc) if supported(t, doc))
+        if self._docs.get(doc.id) is not doc:  # not this corpus's passage: nothing to remember it by
+            return tuple(t for t in facts if supported(t, doc))
+        found = self._evidence.get(doc.id)
+        if found is None:  # every caller's graph reads the same passages: check each support span once
+            found = self._evidence[doc.id] = tuple(t for t in facts if supported(t, doc))
+        return found
 
     def _whole(self, doc: Doc) -> list[Doc] | None:
         """The passages of ``doc`` when it is a whole document joined by :meth:`document`, else ``None``."""
@@ -174,7 +188,12 @@ class Engine:
     def graph(self, groups: frozenset[str]) -> Graph:
         """The caller's trusted, authorized entity graph (built once per group set)."""
         key = frozenset(groups)
-        return self._graphs.get(key, lambda: build_graph(self.docs, self.permits(key), self.evidence))
+        return self._graphs.get(key, lambda: build_graph(self._stating, self.permits(key), self.evidence))
+
+    @cached_property
+    def _stating(self) -> tuple[Doc, ...]:
+        """The passages the reader found facts in, in corpus order: the only ones that can add an edge."""
+        return tuple(d for d in self.docs if self.facts(d))
 
     def contested(self, groups: frozenset[str]) -> Claims:
         """What is contested in the caller's graph (built once per group set, from that graph alone)."""

@@ -17,6 +17,7 @@ import io
 import json
 import re
 from collections import defaultdict
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterator, Sequence
 
@@ -35,6 +36,8 @@ _SPAN = re.compile(r"[A-Z][\w'’.-]*(?:\s+(?:(?:of|the|de|du|la|le|von|van|del|
 #: Sentence ends, except after an initial or a two-letter abbreviation ("Harris W. Fawell", "St. Louis").
 _SENTENCES = re.compile(r"(?<!\b[A-Z]\.)(?<!\b[A-Z][a-z]\.)(?<=[.!?;])\s+|\n+")
 MAX_NGRAM = 8
+#: The layout :meth:`EntityIndex.to_bytes` writes (the key it persists under): an older layout is a cache miss.
+FORMAT = "2"
 
 Unit = tuple[str, str]  # (entity surface, context the entity was stated in)
 
@@ -96,6 +99,50 @@ def units(doc: Doc, lexicon: Lexicon) -> tuple[Unit, ...]:
     return tuple(out)
 
 
+def _names(found: Sequence[Unit], keys: Sequence[str], vocab: dict[str, int]) -> list[tuple[int, str]]:
+    """The proper names among a passage's units: ``(entity, first surface naming it)`` in text order."""
+    out: dict[int, str] = {}
+    for (surface, _), key in zip(found, keys):
+        if _useful(key) and vocab[key] not in out and is_name(surface):
+            out[vocab[key]] = surface
+    return list(out.items())
+
+
+@dataclass(frozen=True, eq=False)
+class _Ragged:
+    """One int list per passage, as flat arrays (``flat[ptr[i]:ptr[i + 1]]``): a view gathers its rows'
+    lists in one numpy step, and they persist as they are."""
+
+    flat: np.ndarray
+    ptr: np.ndarray
+
+    @classmethod
+    def of(cls, lists: Sequence[Sequence[int]]) -> "_Ragged":
+        return cls(np.array([j for own in lists for j in own], dtype=np.int64),
+                   np.cumsum([0, *map(len, lists)], dtype=np.int64))
+
+    def gather(self, rows: np.ndarray) -> np.ndarray:
+        """Positions in :attr:`flat` of the lists of ``rows``, in row order."""
+        starts, lengths = self.ptr[rows], self.ptr[rows + 1] - self.ptr[rows]
+        total = int(lengths.sum())
+        offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths)
+        return offsets + np.arange(total, dtype=np.int64)
+
+
+def _named(tokens: Sequence[str], vocab: dict[str, int], prefixes: set[str]) -> Iterator[int]:
+    """The vocabulary entities among ``tokens``' n-grams (what ``grams`` would find in ``vocab``, in
+    one pass: a gram grows only while it is the start of some entity's key)."""
+    for i in range(len(tokens)):
+        gram = ""
+        for token in tokens[i:i + MAX_NGRAM]:
+            gram = f"{gram} {token}" if gram else token
+            j = vocab.get(gram)
+            if j is not None:
+                yield j
+            if gram not in prefixes:
+                break
+
+
 class EntityIndex:
     """Corpus-wide entity vocabulary and passage-entity mentions, built once at load."""
 
@@ -118,12 +165,18 @@ class EntityIndex:
                     self.names[j] = surface
         #: Per passage, the entities it defines itself (title and stated names): a view's graph uses only
         #: entities its own passages define, so no edge exists because an unreadable passage named a thing.
-        self.defines = [sorted({self.vocab[k] for k in [t, *named] if k in self.vocab})
-                        for t, named in zip(titles, keys)]
+        self.defines = _Ragged.of([sorted({self.vocab[k] for k in [t, *named] if k in self.vocab})
+                                   for t, named in zip(titles, keys)])
+        #: Per passage, the proper names it states (first surface per entity, in text order): a view's
+        #: :attr:`EntityView.named` is a gather over its rows, not a re-read of every passage.
+        stated = [_names(u, named, self.vocab) for u, named in zip(self.units, keys)]
+        self.stated = _Ragged.of([[j for j, _ in own] for own in stated])
+        self.stated_names = [name for own in stated for _, name in own]
         self.title_of: list[int | None] = []
         rows, cols, vals = [], [], []
+        prefixes = {" ".join(words[:n]) for key in self.vocab for words in [key.split()] for n in range(1, len(words))}
         for i, d in enumerate(self.docs):
-            found = {self.vocab[g]: 1.0 for g in grams(tokenize(fold(f"{d.title} {d.text}"))) if g in self.vocab}
+            found = dict.fromkeys(_named(tokenize(fold(f"{d.title} {d.text}")), self.vocab, prefixes), 1.0)
             found.update({self.vocab[k]: 1.0 for k in keys[i] if k in self.vocab})
             title = self.vocab.get(titles[i])
             if title is not None:
@@ -150,8 +203,8 @@ class EntityIndex:
         text = lambda v: np.frombuffer(json.dumps(v, ensure_ascii=False).encode(), dtype=np.uint8)  # noqa: E731
         np.savez(out, vocab=text(list(self.vocab)), names=text(self.names), shape=np.array(m.shape),
                  title_of=np.array([-1 if t is None else t for t in self.title_of], dtype=np.int64),
-                 defines=np.array([j for own in self.defines for j in own], dtype=np.int64),
-                 defines_ptr=np.cumsum([0, *(len(own) for own in self.defines)], dtype=np.int64),
+                 defines=self.defines.flat, defines_ptr=self.defines.ptr,
+                 stated=self.stated.flat, stated_ptr=self.stated.ptr, stated_names=text(self.stated_names),
                  data=m.data, indices=m.indices, indptr=m.indptr)
         return out.getvalue()
 
@@ -167,11 +220,17 @@ class EntityIndex:
         index.vocab = dict(zip(keys, range(len(keys))))
         index.names = json.loads(arrays["names"].tobytes())
         index.title_of = [None if t < 0 else t for t in arrays["title_of"].tolist()]
-        flat, ptr = arrays["defines"].tolist(), arrays["defines_ptr"].tolist()
-        index.defines = [flat[a:b] for a, b in zip(ptr, ptr[1:])]
+        index.defines = _Ragged(arrays["defines"], arrays["defines_ptr"])
+        index.stated = _Ragged(arrays["stated"], arrays["stated_ptr"])
+        index.stated_names = json.loads(arrays["stated_names"].tobytes())
         index.mentions = sparse.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]),
                                            shape=tuple(arrays["shape"].tolist()))
         return index
+
+    @cached_property
+    def keys(self) -> list[str]:
+        """Each entity's key, by id."""
+        return list(self.vocab)
 
     def entities_in(self, text: str) -> set[int]:
         """Vocabulary entities named in ``text`` (n-gram lookup, so a 3-word entity needs all 3 words)."""
@@ -187,20 +246,26 @@ class EntityView:
     def __init__(self, index: EntityIndex, rows: Sequence[int]):
         self.index = index
         self.rows = np.asarray(rows, dtype=np.int64)
-        self.local = {int(r): i for i, r in enumerate(self.rows)}
+        if np.any(self.rows[1:] <= self.rows[:-1]):
+            raise ValueError("an entity view's rows must be ascending and distinct")
         mentions = index.mentions[self.rows] if len(self.rows) else sparse.csr_matrix((0, index.mentions.shape[1]))
         own = np.zeros(mentions.shape[1])
-        for r in self.rows:
-            own[index.defines[int(r)]] = 1.0
+        own[index.defines.flat[index.defines.gather(self.rows)]] = 1.0
         self.mentions = (mentions @ sparse.diags(own)).tocsr()
         self.mentions.eliminate_zeros()
         #: How many of the caller's passages mention each entity: a bridge must reach another passage.
         self.spread = np.asarray((self.mentions > 0).sum(axis=0)).ravel()
         self.titled: dict[int, list[int]] = defaultdict(list)  # entity -> local rows titled with it
-        for i, r in enumerate(self.rows):
-            title = index.title_of[int(r)]
+        for i, title in enumerate(map(index.title_of.__getitem__, self.rows.tolist())):
             if title is not None:
                 self.titled[title].append(i)
+
+    def local(self, row: int | None) -> int | None:
+        """Where passage ``row`` sits in this view, ``None`` when the caller may not read it."""
+        if row is None:
+            return None
+        i = int(np.searchsorted(self.rows, row))
+        return i if i < len(self.rows) and self.rows[i] == row else None
 
     def spread_of(self, surface: str) -> int:
         j = self.index.vocab.get(norm(surface))
@@ -209,7 +274,7 @@ class EntityView:
     def units(self, doc_id: str) -> tuple[Unit, ...]:
         """The ``(entity, context)`` pairs of a passage of this view (nothing for any other id)."""
         row = self.index.row.get(doc_id)
-        return self.index.units_of(row) if row is not None and row in self.local else ()
+        return self.index.units_of(row) if self.local(row) is not None else ()
 
     def stated(self, doc_id: str, limit: int = 20, contexts: int = 10, chars: int = 300
                ) -> list[tuple[str, int, list[str]]]:
@@ -235,13 +300,11 @@ class EntityView:
     @cached_property
     def named(self) -> dict[str, tuple[str, int]]:
         """Every proper name the view's passages state: ``key -> (name, passages mentioning it)``."""
-        out: dict[str, tuple[str, int]] = {}
-        for r in self.rows:
-            for surface, _ in self.index.units_of(int(r)):
-                key = norm(surface)
-                if key not in out and is_name(surface) and _useful(key):
-                    out[key] = (surface, self.spread_of(surface))
-        return out
+        at = self.index.stated.gather(self.rows)
+        ids = self.index.stated.flat[at]
+        first = np.sort(np.unique(ids, return_index=True)[1])  # each entity's first statement, in row order
+        keys, names, spread = self.index.keys, self.index.stated_names, self.spread
+        return {keys[j]: (names[a], int(spread[j])) for j, a in zip(ids[first].tolist(), at[first].tolist())}
 
     @cached_property
     def walk(self) -> tuple[sparse.csr_matrix, sparse.csr_matrix]:
@@ -270,9 +333,9 @@ class EntityView:
             return []
         seed_p, seed_e = np.zeros(n_p), np.zeros(n_e)
         for doc_id in seeds:
-            row = self.index.row.get(doc_id)
-            if row is not None and row in self.local:
-                seed_p[self.local[row]] = 1.0
+            i = self.local(self.index.row.get(doc_id))
+            if i is not None:
+                seed_p[i] = 1.0
         for j in self.index.entities_in(question):
             if self.spread[j]:
                 seed_e[j] = 1.0 / self.spread[j]

@@ -11,8 +11,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
-import networkx as nx
-
 from .corpus import Doc
 from .read import Triple
 from .verdict import Resolution, Verdict, resolve
@@ -23,22 +21,33 @@ Edge = tuple[str, str, str, str]  # (subject, relation, object, doc_id)
 
 @dataclass
 class Graph:
-    """A provenance-bearing multigraph for one caller."""
+    """A provenance-bearing multigraph for one caller: edges kept in document order, and per entity
+    the edges leaving it (plain lists: a walk needs nothing more, and they build in one pass)."""
 
-    g: nx.MultiDiGraph = field(default_factory=nx.MultiDiGraph)
     updated: dict[str, dt.date | None] = field(default_factory=dict)
+    _edges: list[Edge] = field(default_factory=list)
+    _out: dict[str, list[Edge]] = field(default_factory=dict)
+    _nodes: set[str] = field(default_factory=set)
+
+    def add(self, edge: Edge) -> None:
+        self._edges.append(edge)
+        self._out.setdefault(edge[0], []).append(edge)
+        self._nodes.update(edge[:3:2])
 
     def edges(self) -> tuple[Edge, ...]:
         """Every edge in insertion (document) order."""
-        data = sorted(self.g.edges(data=True), key=lambda e: e[2]["seq"])
-        return tuple((s, a["relation"], o, a["doc_id"]) for s, o, a in data)
+        return tuple(self._edges)
 
     def out(self, entity: str) -> list[Edge]:
         """Edges leaving ``entity`` in document order."""
-        if entity not in self.g:
-            return []
-        data = sorted(self.g.out_edges(entity, data=True), key=lambda e: e[2]["seq"])
-        return [(s, a["relation"], o, a["doc_id"]) for s, o, a in data]
+        return list(self._out.get(entity, ()))
+
+    def node_count(self) -> int:
+        """How many entities the edges connect."""
+        return len(self._nodes)
+
+    def edge_count(self) -> int:
+        return len(self._edges)
 
 
 def build_graph(docs: Iterable[Doc], readable: Callable[[Doc], bool], evidence: Callable[[Doc], Sequence[Triple]]) -> Graph:
@@ -46,7 +55,7 @@ def build_graph(docs: Iterable[Doc], readable: Callable[[Doc], bool], evidence: 
 
     ``evidence`` yields a document's citable facts -- nothing for one the integrity gate drops.
     """
-    graph, seq = Graph(), 0
+    graph = Graph()
     for d in docs:
         if not readable(d):
             continue
@@ -55,8 +64,7 @@ def build_graph(docs: Iterable[Doc], readable: Callable[[Doc], bool], evidence: 
             continue
         graph.updated[d.id] = d.updated
         for s, r, o in facts:
-            graph.g.add_edge(s, o, relation=r, doc_id=d.id, seq=seq)  # insertion order, O(1) per edge
-            seq += 1
+            graph.add((s, r, o, d.id))
     return graph
 
 

@@ -54,6 +54,10 @@ class _Scorer:
     def scores(self, query_tokens: list[str]) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def document_frequencies(self) -> dict[str, int] | None:
+        """How many of the view's documents hold each analysed token, when the index already knows."""
+        return None
+
 
 class _Overlap(_Scorer):
     """The chapter's score: how many of a document's tokens appear in the query (frequency-weighted)."""
@@ -81,6 +85,12 @@ class _BM25(_Scorer):
         if not known:
             return np.zeros(self.model.scores["num_docs"])
         return self.model.get_scores(known).astype(np.float64)
+
+    def document_frequencies(self) -> dict[str, int]:
+        """Read off the index: each token's column holds one entry per document containing it (every
+        BM25 weight of a present token is positive); bm25s's padding token ``""`` has no column."""
+        counts = np.diff(self.model.scores["indptr"]).tolist()
+        return {t: counts[i] for t, i in self.vocab.items() if i < len(counts)}
 
     def to_bytes(self) -> bytes:
         """The index as plain arrays (``.npz``, no pickle), so a store can persist a built view."""
@@ -122,11 +132,14 @@ class View:
 
     @cached_property
     def idf(self) -> dict[str, float]:
-        """BM25's (Lucene) IDF of each analysed token, over this view only: how much a match says."""
-        df: dict[str, int] = {}
-        for d in self.docs:
-            for t in set(tokenize(analysed(d))):
-                df[t] = df.get(t, 0) + 1
+        """BM25's (Lucene) IDF of each analysed token, over this view only: how much a match says
+        (document frequencies from the BM25 index when the view has one: no re-tokenising)."""
+        df = self.scorer.document_frequencies()
+        if df is None:
+            df = {}
+            for d in self.docs:
+                for t in set(tokenize(analysed(d))):
+                    df[t] = df.get(t, 0) + 1
         n = len(self.docs)
         return {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
 

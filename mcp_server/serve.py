@@ -84,10 +84,7 @@ def serve(
 
         def warm(engine: Engine) -> None:  # every caller's index, graphs and conflict claims now, not on the first request
             for p in principals:
-                view = engine.searcher.view(p.groups)
-                engine.graph(p.groups)
-                engine.contested(p.groups)
-                view.idf, view.entities.named  # noqa: B018 (cached properties: the term weights and the prose graph)
+                engine.warm(p.groups)
 
         if loaded is None:
             readers = frozenset().union(*(p.groups for p in principals))

@@ -417,8 +417,8 @@ def build_server(engine: Engine | Callable[[], Engine], caller: Caller, access: 
         top = sorted(named, key=lambda key: (-named[key][1], key))[:MAX_OVERVIEW_ENTITIES]
         prose = ProseGraph(passages=len(mentions.rows), entities=len(named),
                            connected=[EntityCount(name=named[key][0], passages=named[key][1]) for key in top])
-        return _compact(Overview(relations=relations, entities=graph.g.number_of_nodes(),
-                                 edges=graph.g.number_of_edges(), absent=absent, prose=prose))
+        return _compact(Overview(relations=relations, entities=graph.node_count(),
+                                 edges=graph.edge_count(), absent=absent, prose=prose))
 
     @server.tool(annotations=read_only)
     def graph_hops(

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import math
 import os
+from collections import Counter
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from hoprag.engine import Engine
+from hoprag.entities import FORMAT, is_name, norm
 from hoprag.ingest import IngestError, index
 from hoprag.ingest.chunk import chunk
 from hoprag.ingest.meta import document_id
+from hoprag.search import analysed
 from hoprag.store import open_store
+from hoprag.tokens import tokenize
 from hoprag_cli.main import app
 
 from ingest_tree import build, pdf_bytes
@@ -261,6 +266,23 @@ def test_settings_resolve_the_store_from_env(tmp_path: Path):
     assert settings.resolve(env={"HOPRAG_STORE": url}).store == url
 
 
+def named_by_reading(view) -> dict[str, tuple[str, int]]:
+    """The proper names a view's passages state, re-read from every passage's units (the reference)."""
+    ents, out = view.entities, {}
+    for r in ents.rows:
+        for surface, _ in ents.index.units_of(int(r)):
+            key = norm(surface)
+            if key not in out and is_name(surface) and key in ents.index.vocab:
+                out[key] = (surface, ents.spread_of(surface))
+    return out
+
+
+def idf_by_reading(view) -> dict[str, float]:
+    """BM25's Lucene IDF over a view's documents, by tokenising each (the reference)."""
+    df = Counter(t for d in view.docs for t in set(tokenize(analysed(d))))
+    return {t: math.log(1 + (len(view.docs) - c + 0.5) / (c + 0.5)) for t, c in df.items()}
+
+
 def test_persisted_views_rank_exactly_as_built_ones_and_go_with_the_generation(tree: Path, tmp_path: Path):
     db = tmp_path / "s.db"
     run_index(tree, db, "engineering")
@@ -271,15 +293,32 @@ def test_persisted_views_rank_exactly_as_built_ones_and_go_with_the_generation(t
     store = open_store(db)
     key = '["engineering"]'
     assert store.load_derived(store.generation(), "view:bm25", key) is not None  # the first engine saved its view
-    assert store.load_derived(store.generation(), "entities", "") is not None
+    assert store.load_derived(store.generation(), "entities", FORMAT) is not None
     loaded = engine_of(db, "bm25")
     assert {q: [(h.doc.id, h.score) for h in loaded.search(q, ENG, 5)] for q in queries} == expected
     assert "_tokens" not in vars(loaded.searcher)  # served from the stored view: nothing re-tokenized
     a, b = built.entities, loaded.entities
-    assert (a.vocab, a.names, a.title_of) == (b.vocab, b.names, b.title_of) and (a.mentions != b.mentions).nnz == 0
+    assert (a.vocab, a.names, a.title_of, a.stated_names) == (b.vocab, b.names, b.title_of, b.stated_names)
+    assert all((x.flat.tolist(), x.ptr.tolist()) == (y.flat.tolist(), y.ptr.tolist())
+               for x, y in ((a.defines, b.defines), (a.stated, b.stated)))
+    assert (a.mentions != b.mentions).nnz == 0
     assert all(a.units_of(i) == b.units_of(i) for i in range(len(a.docs)))
+    for engine in (built, loaded):  # a view's named entities, gathered from the index, as reading its passages gives
+        view = engine.view(ENG)
+        assert view.entities.named == named_by_reading(view) and view.entities.named
+        assert view.idf == idf_by_reading(view) and view.idf  # IDF read off the BM25 index, as tokenising gives
     (tree / "notes/new.txt").write_text("Basalt region notes.\n")
     generation = run_index(tree, db, "engineering").generation
     assert store.load_derived(generation - 1, "view:bm25", key) is None  # an old generation's data is deleted
-    assert store.load_derived(generation - 1, "entities", "") is None
+    assert store.load_derived(generation - 1, "entities", FORMAT) is None
     assert "notes/new.txt" in [h.doc.id for h in engine_of(db, "bm25").search("Basalt region notes", ENG, 5)]
+
+
+def test_one_pass_entity_lookup_finds_what_every_ngram_finds():
+    from hoprag.entities import _named, grams
+
+    vocab = {k: j for j, k in enumerate(["church of england", "church", "ludwig van beethoven", "van", "b c d e"])}
+    prefixes = {" ".join(k.split()[:n]) for k in vocab for n in range(1, len(k.split()))}
+    for text in ("the church of england and ludwig van beethoven", "ludwig van", "a b c d e f", "of england", ""):
+        tokens = text.split()
+        assert sorted(_named(tokens, vocab, prefixes)) == sorted(vocab[g] for g in grams(tokens) if g in vocab), text

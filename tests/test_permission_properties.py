@@ -176,7 +176,7 @@ def engine_answer(engine: Engine, name: str, args: dict[str, Any], groups: froze
         return local_search(engine.graph(groups), args["start"], args["relation"], args["max_hops"])
     if name == "graph_overview":
         graph = engine.graph(groups)
-        return graph.edges(), dict(relation_counts(graph)), graph.g.number_of_nodes()
+        return graph.edges(), dict(relation_counts(graph)), graph.node_count()
     return None
 
 

@@ -153,6 +153,8 @@ def test_a_deleted_file_leaves_no_trace_for_any_principal(served, tmp_path, requ
         a, b = kept.view(groups).entities, clean.view(groups).entities
         assert {kept.entities.names[j]: int(n) for j, n in enumerate(a.spread) if n} == \
                {clean.entities.names[j]: int(n) for j, n in enumerate(b.spread) if n}
+        assert a.named == b.named and kept.view(groups).idf == clean.view(groups).idf  # persisted names, weights
+        assert kept.graph(groups).node_count() == clean.graph(groups).node_count()
         assert kept.grep("Basalt", groups) == clean.grep("Basalt", groups)
         for q in ZOMBIE_QUERIES:
             assert [(h.doc.id, h.score) for h in kept.search(q, groups, 10)] == \

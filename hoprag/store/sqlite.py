@@ -144,18 +144,26 @@ class SqliteStore:
                 rows = db.execute(f"SELECT {_COLUMNS} FROM passages ORDER BY file, document, position").fetchall()
             finally:
                 db.execute("COMMIT")
-        docs, facts = [], {}
-        group_sets: dict[str, frozenset[str]] = {}  # most passages share a few group sets: share the objects
+        docs, stated = [], []
+        group_sets: dict[str, frozenset[str]] = {}  # most passages share a few group sets and dates:
+        days: dict[str, dt.date] = {}  # share the objects
         for (pid, _, document, position, section, title, text, groups, trusted, source, updated, triples,
              fact_json) in rows:
             gs = group_sets.get(groups)
             if gs is None:
                 gs = group_sets[groups] = frozenset(json.loads(groups))
-            docs.append(Doc(pid, text, gs, bool(trusted), title, source,
-                            dt.date.fromisoformat(updated) if updated else None,
+            day = days.get(updated) if updated else None
+            if updated and day is None:
+                day = days[updated] = dt.date.fromisoformat(updated)
+            docs.append(Doc(pid, text, gs, bool(trusted), title, source, day,
                             tuple(map(tuple, json.loads(triples))) if triples else None,
                             "" if document == pid else document, position, section))
-            facts[pid] = tuple(map(tuple, json.loads(fact_json))) if fact_json != "[]" else ()
+            if fact_json != "[]":
+                stated.append((pid, fact_json))
+        # One JSON parse for every passage's facts, not one per passage.
+        parsed = json.loads(f"[{','.join(f for _, f in stated)}]")
+        facts = dict.fromkeys((d.id for d in docs), ())
+        facts.update((pid, tuple(map(tuple, f))) for (pid, _), f in zip(stated, parsed))
         return Snapshot(generation, tuple(docs), facts, config, _Derived(self, generation))
 
     def load_derived(self, generation: int, kind: str, key: str) -> bytes | None:
