@@ -285,12 +285,11 @@ def _markdown_docs(root: Path, defaults: dict[str, Any]) -> tuple[list[tuple[Doc
     return docs, problems
 
 
-def _jsonl_docs(path: Path, defaults: dict[str, Any]) -> tuple[list[tuple[Doc, str]], list[Problem]]:
-    raw, problems = _read_text(path)
-    if raw is None:
-        return [], problems
-    docs = []
-    for n, line in enumerate(raw.splitlines(), start=1):
+def json_lines(text: str, path: str) -> tuple[list[tuple[str, dict[str, Any]]], list[Problem]]:
+    """Each non-blank line of a JSONL text as ``(path:line, object)``; a line that is not one JSON
+    object is a problem naming it (the corpus loader and ``hoprag index`` read JSONL alike)."""
+    out, problems = [], []
+    for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         where = f"{path}:{n}"
@@ -308,6 +307,18 @@ def _jsonl_docs(path: Path, defaults: dict[str, Any]) -> tuple[list[tuple[Doc, s
         if not isinstance(record, dict):
             problems.append(Problem(where, "json", "expected one JSON object per line"))
             continue
+        out.append((where, record))
+    return out, problems
+
+
+def _jsonl_docs(path: Path, defaults: dict[str, Any]) -> tuple[list[tuple[Doc, str]], list[Problem]]:
+    raw, problems = _read_text(path)
+    if raw is None:
+        return [], problems
+    docs = []
+    records, bad = json_lines(raw, str(path))
+    problems += bad
+    for where, record in records:
         text = record.pop("text", None)
         doc, bad = _make(record, text, where, FIELDS + ("triples",), defaults)
         problems += bad

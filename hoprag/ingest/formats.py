@@ -9,7 +9,6 @@ blank-line paragraphs) so one chunker serves every format.
 from __future__ import annotations
 
 import io
-import json
 import logging
 import re
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, Callable
 
-from ..corpus import Problem, _front_matter
+from ..corpus import Problem, _front_matter, json_lines
 
 #: File suffixes indexed, by reader.
 SUFFIXES = (".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".jsonl")
@@ -152,18 +151,9 @@ def jsonl(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:
     if text is None:
         return [], problems
     records: list[Record] = []
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{n}"
-        try:
-            record = json.loads(line)
-        except (json.JSONDecodeError, RecursionError, ValueError) as exc:
-            problems.append(Problem(where, "json", f"invalid JSON: {getattr(exc, 'msg', exc)}"))
-            continue
-        if not isinstance(record, dict):
-            problems.append(Problem(where, "json", "expected one JSON object per line"))
-            continue
+    lines, bad = json_lines(text, str(path))
+    problems += bad
+    for where, record in lines:
         body = record.pop("text", None)
         if not isinstance(body, str):
             problems.append(Problem(where, "text", "expected the passage text as a string"))
