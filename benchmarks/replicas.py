@@ -40,7 +40,7 @@ from hoprag.store import open_store
 
 from . import synthetic
 from .httpload import ServerProcess, run_load, target
-from .ingest_bench import timed_index, write_files
+from .ingest_bench import timed_index, until_serving, write_files
 from .pgcluster import Cluster, free_port
 from .server_bench import OUT, expected, machine, wrong_samples
 
@@ -187,16 +187,7 @@ def visibility(src: Path, url: str, servers: Sequence[ServerProcess], commits: i
         changed = files[c % len(files)]
         changed.write_text(changed.read_text(encoding="utf-8") + f"\nVisibility marker {c}.\n", encoding="utf-8")
         step = timed_index(src, url)
-        committed = time.perf_counter()
-        waiting = list(servers)
-        while waiting:
-            for s in list(waiting):
-                if httpx.get(f"{s.base}/health", timeout=30).json()["generation"] == step["generation"]:
-                    seen.append(time.perf_counter() - committed)
-                    waiting.remove(s)
-            if time.perf_counter() - committed > 600:
-                raise RuntimeError("a replica did not pick up the change within 600 s")
-            time.sleep(0.005)
+        seen += until_serving(servers, step["generation"], time.perf_counter())
     ms = np.array(seen) * 1000
     return {"commits": commits, "replicas": len(servers), "p50_ms": round(float(np.percentile(ms, 50)), 1),
             "p99_ms": round(float(np.percentile(ms, 99)), 1), "max_ms": round(float(ms.max()), 1)}

@@ -1,8 +1,8 @@
 """A live engine over a store: a committed change is served without a restart, never half-applied.
 
 A poller reads the store's generation counter (one indexed row) every ``interval`` seconds, or
-as soon as the store announces a commit (PostgreSQL ``LISTEN``/``NOTIFY``); on a new generation it builds a complete engine from one snapshot in the background, warms it (the
-callers' views and graphs) and only then swaps the reference. Callers take :meth:`Live.current`
+as soon as the store announces a commit (PostgreSQL ``LISTEN``/``NOTIFY``); on a new generation it
+builds a complete engine from one snapshot in the background, warms it (the callers' views and graphs) and only then swaps the reference. Callers take :meth:`Live.current`
 once per request, so every request is answered by exactly one generation.
 """
 

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import Phase
 
 from benchmarks import replicas as bench
+from benchmarks.ingest_bench import until_serving
 from benchmarks.pgcluster import Cluster
 from conftest import ServerProcess
 from hoprag.corpus import Corpus, Doc
@@ -189,16 +190,9 @@ def reindex(src: Path, url: str) -> tuple[int, float]:
     return int(done.stdout.rsplit("generation ", 1)[1].split()[0]), time.perf_counter()
 
 
-def until_everywhere(servers: list[ServerProcess], gen: int, since: float, timeout: float = 120) -> list[float]:
+def until_everywhere(servers: list[ServerProcess], gen: int, since: float) -> list[float]:
     """Seconds until each replica answers from ``gen``."""
-    seen: dict[int, float] = {}
-    while len(seen) < len(servers):
-        for i, s in enumerate(servers):
-            if i not in seen and generation(s) == gen:
-                seen[i] = time.perf_counter() - since
-        assert time.perf_counter() - since < timeout, f"replicas {set(range(len(servers))) - set(seen)} still behind"
-        time.sleep(0.01)
-    return [seen[i] for i in range(len(servers))]
+    return until_serving(servers, gen, since, timeout=120)
 
 
 async def region_and_hits(server: ServerProcess, principal: str) -> tuple[str | None, list[str], bool]:

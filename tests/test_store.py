@@ -8,9 +8,9 @@ import threading
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 
+from benchmarks.ingest_bench import until_serving
 from conftest import ServerProcess
 from hoprag.engine import Engine
 from hoprag.ingest import index
@@ -43,12 +43,7 @@ def reindex(src: Path, db: str | Path) -> int:
 
 def wait_for(server: ServerProcess, generation: int, timeout: float = 120) -> None:
     """Until the running server answers from ``generation`` (it polls the store; no restart)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if httpx.get(f"{server.base}/health").json()["generation"] == generation:
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"server still not at generation {generation}")
+    until_serving([server], generation, time.perf_counter(), timeout)
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])

@@ -138,11 +138,11 @@ class PostgresStore:
 
     def _prepare(self, db: Any, create: bool) -> None:
         """Check the schema; with ``create``, make it (and the reader role) when it is missing."""
-        version = db.execute("SELECT to_regclass('hoprag.meta') IS NOT NULL").fetchone()[0] and \
-            db.execute("SELECT value FROM hoprag.meta WHERE key = 'schema'").fetchone()
+        exists = db.execute("SELECT to_regclass('hoprag.meta') IS NOT NULL").fetchone()[0]
+        version = self._meta(db, "schema") if exists else None
         if version:
-            if version[0] != SCHEMA_VERSION:
-                raise StoreError(f"{self.name}: store schema {version[0]}, this hoprag reads {SCHEMA_VERSION}; "
+            if version != SCHEMA_VERSION:
+                raise StoreError(f"{self.name}: store schema {version}, this hoprag reads {SCHEMA_VERSION}; "
                                  "re-index into a new database")
             return
         if not create:
