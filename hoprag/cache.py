@@ -1,14 +1,19 @@
-"""A small thread-safe LRU for per-caller structures (search views, graphs).
+"""Caches: a small thread-safe LRU for per-caller structures (search views, graphs), and the
+persisted derived data (built views, the entity index) a store keeps between processes.
 
-Both are keyed by a caller's group set; the bound keeps memory proportional to the number of
+The LRU is keyed by a caller's group set; the bound keeps memory proportional to the number of
 recently active group sets, whatever issues the identities.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
+from concurrent.futures import Future
 from typing import Callable, Generic, Hashable, Protocol, TypeVar
+
+import numpy as np
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -18,20 +23,37 @@ class Lru(Generic[K, V]):
     def __init__(self, size: int):
         self.size = size
         self._items: OrderedDict[K, V] = OrderedDict()
+        self._building: dict[K, Future[V]] = {}
         self._lock = threading.Lock()
 
     def get(self, key: K, build: Callable[[], V]) -> V:
-        """The cached value, or ``build()`` stored (evicting the least recently used)."""
+        """The cached value, or ``build()`` stored (evicting the least recently used). One build per
+        key at a time: a caller arriving while it runs (a request racing the start-up warm-up) waits
+        for that build instead of repeating it."""
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
                 return self._items[key]
-        value = build()  # outside the lock: a slow build must not block other callers' lookups
+            pending = self._building.get(key)
+            mine = pending is None
+            if mine:
+                pending = self._building[key] = Future()
+        if not mine:
+            return pending.result()
+        try:  # outside the lock: a slow build must not block other callers' lookups
+            value = build()
+        except BaseException as exc:
+            with self._lock:
+                del self._building[key]
+            pending.set_exception(exc)
+            raise
         with self._lock:
+            del self._building[key]
             self._items[key] = value
             self._items.move_to_end(key)
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
+        pending.set_result(value)
         return value
 
 
@@ -42,3 +64,36 @@ class Derived(Protocol):
     def load(self, kind: str, key: str) -> bytes | None: ...
 
     def save(self, kind: str, key: str, blob: bytes) -> None: ...
+
+
+#: What :func:`pack` writes first: a blob without it (an older layout) is a cache miss, never misread.
+MAGIC = b"hoprag-arrays-1\n"
+
+
+def pack(arrays: dict[str, np.ndarray]) -> bytes:
+    """Named arrays as one blob: a JSON header of names, dtypes, shapes and offsets, then the raw
+    bytes (each 8-byte aligned), so :func:`unpack` maps them back without parsing or copying (no
+    pickle, no zip checksum over tens of megabytes at every start)."""
+    header, offset, parts = [], 0, []
+    for name, a in arrays.items():
+        a = np.asarray(a)
+        raw = a.tobytes()  # C order
+        header.append([name, a.dtype.str, list(a.shape), offset])
+        parts.append(raw + bytes(-len(raw) % 8))
+        offset += len(parts[-1])
+    head = json.dumps(header).encode()
+    head += b" " * (-(len(MAGIC) + 8 + len(head)) % 8)
+    return b"".join([MAGIC, len(head).to_bytes(8, "little"), head, *parts])
+
+
+def unpack(blob: bytes) -> dict[str, np.ndarray] | None:
+    """The arrays :func:`pack` wrote, as read-only views of ``blob``; ``None`` for another layout."""
+    if not blob.startswith(MAGIC):
+        return None
+    at = len(MAGIC) + 8
+    body = at + int.from_bytes(blob[len(MAGIC):at], "little")
+    arrays = {}
+    for name, dtype, shape, offset in json.loads(blob[at:body]):
+        count = int(np.prod(shape, dtype=np.int64))
+        arrays[name] = np.frombuffer(blob, dtype=np.dtype(dtype), count=count, offset=body + offset).reshape(shape)
+    return arrays

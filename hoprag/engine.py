@@ -58,6 +58,8 @@ class Engine:
                 self._parts.setdefault(d.document, []).append(d)
         self._graphs: Lru[frozenset[str], Graph] = Lru(64)
         self._claims: Lru[frozenset[str], Claims] = Lru(64)
+        #: Set by a server once every principal's structures are built (``GET /health`` reports it).
+        self.warmed = threading.Event()
 
     @classmethod
     def from_snapshot(cls, snapshot: "Snapshot", ranker: str | None = None) -> "Engine":
@@ -89,8 +91,9 @@ class Engine:
         """The corpus-wide entity vocabulary and mentions, built on first use (prose rankers and walks)."""
         with self._entity_lock:
             blob = self.cache.load("entities", ENTITY_FORMAT) if self.cache else None
-            if blob is not None:
-                return EntityIndex.from_bytes(self.docs, self.lexicon, blob)
+            loaded = EntityIndex.from_bytes(self.docs, self.lexicon, blob) if blob is not None else None
+            if loaded is not None:
+                return loaded
             index = EntityIndex(self.docs, self.lexicon)
             if self.cache:
                 self.cache.save("entities", ENTITY_FORMAT, index.to_bytes())
@@ -188,12 +191,20 @@ class Engine:
     def graph(self, groups: frozenset[str]) -> Graph:
         """The caller's trusted, authorized entity graph (built once per group set)."""
         key = frozenset(groups)
-        return self._graphs.get(key, lambda: build_graph(self._stating, self.permits(key), self.evidence))
+        evidence = self._evidence
+        return self._graphs.get(key, lambda: build_graph(self._citing, self.permits(key), lambda d: evidence[d.id]))
 
     @cached_property
-    def _stating(self) -> tuple[Doc, ...]:
-        """The passages the reader found facts in, in corpus order: the only ones that can add an edge."""
-        return tuple(d for d in self.docs if self.facts(d))
+    def _citing(self) -> tuple[Doc, ...]:
+        """The passages with citable facts, in corpus order: the only ones that can add an edge. Their
+        evidence is checked here, in one pass, once for every caller's graph (:meth:`evidence` reads it)."""
+        admits, found, citing = self.provenance.admits, self._evidence, []
+        for pid, facts in self._facts.items():
+            doc = self._docs.get(pid)
+            if facts and doc is not None and admits(doc):
+                if found.setdefault(pid, tuple(t for t in facts if supported(t, doc))):
+                    citing.append(doc)
+        return tuple(citing)
 
     def contested(self, groups: frozenset[str]) -> Claims:
         """What is contested in the caller's graph (built once per group set, from that graph alone)."""

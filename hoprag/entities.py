@@ -13,10 +13,8 @@ walk matrices -- is computed per caller view (:class:`EntityView`) from the pass
 
 from __future__ import annotations
 
-import io
 import json
 import re
-from collections import defaultdict
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterator, Sequence
@@ -24,6 +22,7 @@ from typing import Iterator, Sequence
 import numpy as np
 from scipy import sparse
 
+from .cache import pack, unpack
 from .corpus import Doc
 from .lexicon import Lexicon
 from .read import extract_facts
@@ -37,7 +36,7 @@ _SPAN = re.compile(r"[A-Z][\w'’.-]*(?:\s+(?:(?:of|the|de|du|la|le|von|van|del|
 _SENTENCES = re.compile(r"(?<!\b[A-Z]\.)(?<!\b[A-Z][a-z]\.)(?<=[.!?;])\s+|\n+")
 MAX_NGRAM = 8
 #: The layout :meth:`EntityIndex.to_bytes` writes (the key it persists under): an older layout is a cache miss.
-FORMAT = "2"
+FORMAT = "3"
 
 Unit = tuple[str, str]  # (entity surface, context the entity was stated in)
 
@@ -197,24 +196,26 @@ class EntityIndex:
         return found
 
     def to_bytes(self) -> bytes:
-        """The vocabulary, names, titles, what each passage defines and the mention matrix as plain arrays (``.npz``, no pickle)."""
-        out = io.BytesIO()
+        """The vocabulary, names, titles, what each passage defines and the mention matrix as plain
+        arrays (:func:`hoprag.cache.pack`, no pickle)."""
         m = self.mentions
         text = lambda v: np.frombuffer(json.dumps(v, ensure_ascii=False).encode(), dtype=np.uint8)  # noqa: E731
-        np.savez(out, vocab=text(list(self.vocab)), names=text(self.names), shape=np.array(m.shape),
-                 title_of=np.array([-1 if t is None else t for t in self.title_of], dtype=np.int64),
-                 defines=self.defines.flat, defines_ptr=self.defines.ptr,
-                 stated=self.stated.flat, stated_ptr=self.stated.ptr, stated_names=text(self.stated_names),
-                 data=m.data, indices=m.indices, indptr=m.indptr)
-        return out.getvalue()
+        return pack(dict(vocab=text(list(self.vocab)), names=text(self.names), shape=np.array(m.shape),
+                         title_of=np.array([-1 if t is None else t for t in self.title_of], dtype=np.int64),
+                         defines=self.defines.flat, defines_ptr=self.defines.ptr,
+                         stated=self.stated.flat, stated_ptr=self.stated.ptr, stated_names=text(self.stated_names),
+                         data=m.data, indices=m.indices, indptr=m.indptr))
 
     @classmethod
-    def from_bytes(cls, docs: Sequence[Doc], lexicon: Lexicon, blob: bytes) -> "EntityIndex":
-        """The index :meth:`to_bytes` saved for these ``docs``; per-passage units are read lazily."""
-        arrays = np.load(io.BytesIO(blob), allow_pickle=False)
+    def from_bytes(cls, docs: Sequence[Doc], lexicon: Lexicon, blob: bytes) -> "EntityIndex | None":
+        """The index :meth:`to_bytes` saved for these ``docs`` (``None``: another layout); per-passage
+        units are read lazily."""
+        arrays = unpack(blob)
+        if arrays is None:
+            return None
         index = cls.__new__(cls)
         index.docs, index.lexicon = tuple(docs), lexicon
-        index.row = {d.id: i for i, d in enumerate(index.docs)}
+        index.row = dict(zip((d.id for d in index.docs), range(len(index.docs))))
         index.units = [None] * len(index.docs)
         keys = json.loads(arrays["vocab"].tobytes())
         index.vocab = dict(zip(keys, range(len(keys))))
@@ -236,6 +237,15 @@ class EntityIndex:
         """Vocabulary entities named in ``text`` (n-gram lookup, so a 3-word entity needs all 3 words)."""
         return {self.vocab[g] for g in grams(tokenize(fold(text))) if g in self.vocab}
 
+    @cached_property
+    def titled(self) -> dict[int, np.ndarray]:
+        """Entity -> the rows titled with it (ascending): built once, every view reads its own out of it."""
+        title = np.fromiter((-1 if t is None else t for t in self.title_of), dtype=np.int64, count=len(self.title_of))
+        rows = np.flatnonzero(title >= 0)
+        rows = rows[np.argsort(title[rows], kind="stable")]
+        entities, starts = np.unique(title[rows], return_index=True)
+        return dict(zip(entities.tolist(), np.split(rows, starts[1:])))
+
     def view(self, rows: Sequence[int]) -> "EntityView":
         return EntityView(self, rows)
 
@@ -255,10 +265,16 @@ class EntityView:
         self.mentions.eliminate_zeros()
         #: How many of the caller's passages mention each entity: a bridge must reach another passage.
         self.spread = np.asarray((self.mentions > 0).sum(axis=0)).ravel()
-        self.titled: dict[int, list[int]] = defaultdict(list)  # entity -> local rows titled with it
-        for i, title in enumerate(map(index.title_of.__getitem__, self.rows.tolist())):
-            if title is not None:
-                self.titled[title].append(i)
+
+    def titled(self, entity: int) -> np.ndarray:
+        """Where the passages titled with ``entity`` sit in this view (ascending; none it may not read)."""
+        rows = self.index.titled.get(entity)
+        if rows is None or not len(self.rows):
+            return np.zeros(0, dtype=np.int64)
+        at = np.searchsorted(self.rows, rows)
+        inside = at < len(self.rows)
+        inside[inside] = self.rows[at[inside]] == rows[inside]
+        return at[inside]
 
     def local(self, row: int | None) -> int | None:
         """Where passage ``row`` sits in this view, ``None`` when the caller may not read it."""

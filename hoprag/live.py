@@ -2,8 +2,10 @@
 
 A poller reads the store's generation counter (one indexed row) every ``interval`` seconds, or
 as soon as the store announces a commit (PostgreSQL ``LISTEN``/``NOTIFY``); on a new generation it
-builds a complete engine from one snapshot in the background, warms it (the callers' views and graphs) and only then swaps the reference. Callers take :meth:`Live.current`
-once per request, so every request is answered by exactly one generation.
+builds a complete engine from one snapshot in the background, warms it (the callers' views and
+graphs) and only then swaps the reference. Callers take :meth:`Live.current` once per request, so
+every request is answered by exactly one generation. The first engine is served as soon as it is
+loaded: its warm-up is the caller's to run (``hoprag serve`` runs it beside the listener).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ POLL_SECONDS = 0.5
 
 
 class Live:
-    """The current engine of a store; ``warm`` runs on each new engine before it is swapped in."""
+    """The current engine of a store; ``warm`` runs on each reloaded engine before it is swapped in."""
 
     def __init__(self, store: str | Path, ranker: str | None = None, warm: Callable[[Engine], None] = lambda e: None,
                  interval: float = POLL_SECONDS, on_swap: Callable[[], None] = lambda: None,
@@ -33,16 +35,14 @@ class Live:
         self.path, self.ranker, self.warm, self.interval, self.on_swap = store, ranker, warm, interval, on_swap
         self.readers = readers
         self._store = open_store(store)
-        self._engine = self._build()
+        self._engine = Engine.from_snapshot(self._store.snapshot(readers), ranker)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def _build(self) -> Engine:
-        """A complete engine: warmed, and its entity index loaded (or built and saved), so no request
-        after a swap pays for a build."""
+        """A complete engine, warmed before it is swapped in, so no request after a swap pays for a build."""
         engine = Engine.from_snapshot(self._store.snapshot(self.readers), self.ranker)
         self.warm(engine)
-        engine.entities  # noqa: B018 - a cached property: load or build it now
         return engine
 
     def current(self) -> Engine:

@@ -16,7 +16,6 @@ Three rankers, one analysis (:mod:`.tokens`):
 
 from __future__ import annotations
 
-import io
 import json
 import math
 from array import array
@@ -28,7 +27,7 @@ import bm25s
 import numpy as np
 from scipy import sparse
 
-from .cache import Derived, Lru
+from .cache import Derived, Lru, pack, unpack
 from .corpus import Doc
 from .entities import EntityIndex, EntityView
 from .lexicon import Lexicon
@@ -38,6 +37,8 @@ RANKERS = ("overlap", "bm25", "bm25-titles")
 TITLE_WEIGHT = 0.5
 #: How many BM25 hits the title match re-ranks (titled passages outside it still gain the bonus).
 TITLE_POOL = 50
+#: The layout :meth:`_BM25.to_bytes` writes, part of the kind a view persists under: an older one is a cache miss.
+VIEW_FORMAT = "2"
 
 
 @dataclass(frozen=True)
@@ -93,17 +94,18 @@ class _BM25(_Scorer):
         return {t: counts[i] for t, i in self.vocab.items() if i < len(counts)}
 
     def to_bytes(self) -> bytes:
-        """The index as plain arrays (``.npz``, no pickle), so a store can persist a built view."""
-        out = io.BytesIO()
+        """The index as plain arrays (:func:`hoprag.cache.pack`, no pickle), so a store can persist a built view."""
         s = self.model.scores
-        np.savez(out, data=s["data"], indices=s["indices"], indptr=s["indptr"], num_docs=np.int64(s["num_docs"]),
-                 vocab=np.frombuffer(json.dumps(self.vocab, ensure_ascii=False).encode(), dtype=np.uint8))
-        return out.getvalue()
+        return pack(dict(data=s["data"], indices=s["indices"], indptr=s["indptr"], num_docs=np.int64(s["num_docs"]),
+                         vocab=np.frombuffer(json.dumps(self.vocab, ensure_ascii=False).encode(), dtype=np.uint8)))
 
     @classmethod
-    def from_bytes(cls, blob: bytes) -> "_BM25":
-        """The inverse of :meth:`to_bytes`: a scorer equal to the one saved, without re-indexing."""
-        arrays = np.load(io.BytesIO(blob), allow_pickle=False)
+    def from_bytes(cls, blob: bytes) -> "_BM25 | None":
+        """The inverse of :meth:`to_bytes`: a scorer equal to the one saved, without re-indexing
+        (``None``: a blob of another layout)."""
+        arrays = unpack(blob)
+        if arrays is None:
+            return None
         scorer = cls.__new__(cls)
         scorer.model = bm25s.BM25()
         scorer.model.scores = {"data": arrays["data"], "indices": arrays["indices"], "indptr": arrays["indptr"],
@@ -117,13 +119,12 @@ class View:
     """The documents one set of groups may read, ranked by one scorer, ties broken by id."""
 
     def __init__(self, docs: Sequence[Doc], rows: Sequence[int], scorer: _Scorer, titled: bool,
-                 entities: Callable[[], EntityIndex]):
+                 entities: Callable[[], EntityIndex], id_rank: np.ndarray):
+        """``id_rank``: each of the view's documents' place in id order (any order-preserving numbers)."""
         self.docs, self.rows = tuple(docs), list(rows)
         self.scorer, self.titled = scorer, titled
         self._entity_index = entities
-        order = np.argsort(np.array([d.id for d in self.docs], dtype=object), kind="stable")
-        self.id_rank = np.empty(len(self.docs), dtype=np.int64)
-        self.id_rank[order] = np.arange(len(self.docs))
+        self.id_rank = id_rank
 
     @cached_property
     def entities(self) -> EntityView:
@@ -162,8 +163,7 @@ class View:
             if len(pool):
                 bonus = TITLE_WEIGHT * scores[pool].max()
                 for j in self.entities.index.entities_in(query):
-                    for i in self.entities.titled.get(j, ()):
-                        boosted[i] += bonus
+                    boosted[self.entities.titled(j)] += bonus
             scores = boosted
         return [Hit(self.docs[i], float(scores[i])) for i in self._top(scores, k)]
 
@@ -209,6 +209,14 @@ class Searcher:
             self._vocab, self._matrix = _counts(self.docs)
 
     @cached_property
+    def _id_rank(self) -> np.ndarray:
+        """Each document's place in id order, once for the corpus: a view's ties break by its rows' ranks."""
+        order = np.argsort(np.array([d.id for d in self.docs], dtype=object), kind="stable")
+        rank = np.empty(len(self.docs), dtype=np.int64)
+        rank[order] = np.arange(len(self.docs))
+        return rank
+
+    @cached_property
     def _tokens(self) -> list[list[str]]:
         """Every document's BM25 tokens, on the first view that must be built (not loaded)."""
         return [tokenize(analysed(d)) for d in self.docs]
@@ -227,14 +235,16 @@ class Searcher:
             scorer = _Overlap(self._matrix[rows].tocsc(), self._vocab)
         else:
             key = json.dumps(sorted(groups))
-            blob = self.cache.load(f"view:{self.ranker}", key) if self.cache else None
-            if blob is not None:
-                scorer = _BM25.from_bytes(blob)
+            kind = f"view:{self.ranker}:{VIEW_FORMAT}"
+            blob = self.cache.load(kind, key) if self.cache else None
+            loaded = _BM25.from_bytes(blob) if blob is not None else None
+            if loaded is not None:
+                scorer = loaded
             else:
                 scorer = _BM25([self._tokens[i] for i in rows])
                 if self.cache:
-                    self.cache.save(f"view:{self.ranker}", key, scorer.to_bytes())
-        return View(docs, rows, scorer, self.ranker == "bm25-titles", self._entities)
+                    self.cache.save(kind, key, scorer.to_bytes())
+        return View(docs, rows, scorer, self.ranker == "bm25-titles", self._entities, self._id_rank[rows])
 
     def view(self, groups: frozenset[str]) -> View:
         """The caller's view, built on first use (empty groups see nothing)."""

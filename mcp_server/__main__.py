@@ -1,5 +1,9 @@
 """``python -m mcp_server``: the same as ``hoprag serve``."""
 
-from .serve import main
+import gc
+
+gc.disable()  # before the imports too (the MCP SDK's and pydantic's objects): see serve()
+
+from .serve import main  # noqa: E402
 
 main()

@@ -1,8 +1,10 @@
 """Run the MCP server: stdio for a launched subprocess, stateless HTTP for a shared service.
 
-The corpus is loaded and every principal's index and graph are built at start-up; to reload
-a changed corpus or access file, restart the process (it holds no other state). Served from a
-store (``--store``), a committed ``hoprag index`` is picked up without a restart (:mod:`hoprag.live`).
+The server listens as soon as its corpus is loaded; every principal's index and graph are then
+built beside the listener (a request arriving first builds its caller's, once: it never waits for
+the others). To reload a changed corpus or access file, restart the process (it holds no other
+state). Served from a store (``--store``), a committed ``hoprag index`` is picked up without a
+restart (:mod:`hoprag.live`), warmed before it is swapped in.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ import gc
 import logging
 import socket
 import sys
+import threading
 from pathlib import Path
 from typing import Callable, Optional
 
 import typer
 import uvicorn
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from hoprag import settings
 from hoprag.access import AccessError
@@ -30,6 +34,8 @@ from .server import build_server, fixed_caller, http_app, http_caller
 
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
+#: The longest the warm-up waits for a quiet moment before each principal.
+QUIET_WAIT_S = 0.2
 
 
 def open_listener(host: str, port: int) -> socket.socket:
@@ -62,6 +68,7 @@ def serve(
                                   help="debug | info | warning | error (stderr; bearer tokens are never logged)."),
 ) -> None:
     """Serve search / fetch / graph_walk / graph_hops / graph_overview / grep over MCP."""
+    busy = Busy()
     level = log_level.lower()
     if level not in LOG_LEVELS:
         raise typer.BadParameter(f"expected one of {', '.join(LOG_LEVELS)}", param_hint="--log-level")
@@ -70,6 +77,7 @@ def serve(
         logging.getLogger("bm25s").setLevel(logging.WARNING)
     if transport not in ("stdio", "http"):
         raise typer.BadParameter("expected stdio or http", param_hint="--transport")
+    gc.disable()  # loading allocates ~1M long-lived objects: collecting them meanwhile is pure cost
     try:
         resolved = settings.resolve(corpus=corpus, access=access, ranker=ranker, store=store)
         loaded = Engine.open(resolved) if resolved.store is None else None
@@ -82,23 +90,28 @@ def serve(
                 raise AccessError("--as is for stdio; over HTTP the bearer token names the caller")
             caller, needs_token, principals = http_caller(operator), operator, list(operator.principals.values())
 
-        def warm(engine: Engine) -> None:  # every caller's index, graphs and conflict claims now, not on the first request
+        def warm(engine: Engine) -> None:  # every caller's index, graphs and conflict claims
             for p in principals:
+                busy.quiet(QUIET_WAIT_S)
                 engine.warm(p.groups)
+            engine.warmed.set()
 
+        live = None
         if loaded is None:
             readers = frozenset().union(*(p.groups for p in principals))
-            current: Engine | Callable[[], Engine] = Live(resolved.store, resolved.ranker, warm, on_swap=_refreeze,
-                                                          readers=readers).start().current
+            live = Live(resolved.store, resolved.ranker, warm, on_swap=_refreeze, readers=readers)
+            current: Engine | Callable[[], Engine] = live.current
         else:
             current = loaded
-            warm(loaded)
-    except (CorpusError, AccessError, ValueError) as exc:
+    except BaseException as exc:
+        gc.enable()  # nothing loaded to protect
+        if not isinstance(exc, (CorpusError, AccessError, ValueError)):
+            raise
         typer.secho(str(exc), err=True, fg=typer.colors.RED)
         raise typer.Exit(2) from None
     server = build_server(current, caller, needs_token)
-    gc.collect()
-    gc.freeze()  # the corpus and indexes live for the process: keep them out of every GC pass
+    threading.Thread(target=_warm_up, args=(warm, live.current() if live else loaded, live), name="hoprag-warm-up",
+                     daemon=True).start()
     if transport == "stdio":
         asyncio.run(server.run_stdio_async())
         return
@@ -111,9 +124,54 @@ def serve(
         raise typer.Exit(2) from None
     bound = sock.getsockname()[1]
     print(f"hoprag MCP server on http://{host}:{bound}/mcp (health: /health)", file=sys.stderr, flush=True)
-    config = uvicorn.Config(http_app(server, host), log_level=level, access_log=level in ("debug", "info"),
+    config = uvicorn.Config(busy.around(http_app(server, host)), log_level=level, access_log=level in ("debug", "info"),
                             lifespan="on")
     asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+
+
+class Busy:
+    """HTTP requests in flight. Warm-up steps aside for them: one interpreter lock serves both, and a
+    caller waiting is worse than a principal warmed a moment later."""
+
+    def __init__(self) -> None:
+        self._count, self._lock, self._idle = 0, threading.Lock(), threading.Event()
+        self._idle.set()
+
+    def around(self, app: ASGIApp) -> ASGIApp:
+        async def counted(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] != "http":
+                return await app(scope, receive, send)
+            self._step(1)
+            try:
+                await app(scope, receive, send)
+            finally:
+                self._step(-1)
+        return counted
+
+    def _step(self, by: int) -> None:
+        with self._lock:
+            self._count += by
+            (self._idle.set if self._count == 0 else self._idle.clear)()
+
+    def quiet(self, at_most: float) -> bool:
+        """Wait until no request is in flight, but at most ``at_most`` seconds (steady load must not
+        starve the warm-up: the reload poller starts only after it); whether it got quiet."""
+        return self._idle.wait(at_most)
+
+
+def _warm_up(warm: Callable[[Engine], None], engine: Engine, live: Live | None) -> None:
+    """Build every principal's structures of the first engine, then hand its objects to the collector
+    as frozen (they live for the process: no GC pass should scan them), and only then look for newer
+    generations: a reload must not race the first warm-up."""
+    try:
+        warm(engine)
+    except Exception:  # noqa: BLE001 - a request builds what it needs itself and reports the error
+        logging.getLogger("hoprag.serve").exception("warm-up failed; requests build what they need")
+    gc.collect()
+    gc.freeze()
+    gc.enable()
+    if live is not None:
+        live.start()
 
 
 def _refreeze() -> None:

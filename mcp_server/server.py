@@ -458,7 +458,8 @@ def build_server(engine: Engine | Callable[[], Engine], caller: Caller, access: 
     @server.custom_route("/health", methods=["GET"])
     async def health(_: Request) -> JSONResponse:
         engine = current()
-        return JSONResponse({"status": "ok", "documents": len(engine.docs), "generation": engine.generation})
+        return JSONResponse({"status": "ok", "documents": len(engine.docs), "generation": engine.generation,
+                             "warm": engine.warmed.is_set()})
 
     if access:
         async def protected_resource(request: Request) -> JSONResponse:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import threading
 
 import pytest
 
 from conftest import CORPUS, ENG, FIN
+from hoprag.cache import Lru
 from hoprag.corpus import Corpus, Doc
 from hoprag.engine import Engine
 from hoprag.verdict import assess_all, resolve
@@ -115,3 +117,50 @@ def test_search_cli_runs_as_a_principal_and_gates_facts():
         ("d02", True, [["Atlas", "telemetry_store", "Aurora"]])]
     denied = CliRunner().invoke(app, ["search", "Falcon", "--as", "nobody", "--corpus", str(CORPUS)])
     assert denied.exit_code == 1 and "unknown user 'nobody'" in denied.output
+
+
+def test_callers_racing_for_one_structure_build_it_once():
+    """A request arriving while the start-up warm-up builds its view waits for that build."""
+    cache: Lru[str, object] = Lru(4)
+    building, release, calls, got = threading.Event(), threading.Event(), [], []
+
+    def build() -> object:
+        calls.append(1)
+        building.set()
+        release.wait(30)
+        return object()
+
+    first = threading.Thread(target=lambda: got.append(cache.get("k", build)))
+    first.start()
+    assert building.wait(30)
+    second = threading.Thread(target=lambda: got.append(cache.get("k", build)))
+    second.start()
+    release.set()
+    first.join(30), second.join(30)
+    assert len(calls) == 1 and len(got) == 2 and got[0] is got[1]
+
+
+def test_a_failed_build_reaches_every_waiter_and_the_next_caller_retries():
+    cache: Lru[str, int] = Lru(4)
+    building, release, errors = threading.Event(), threading.Event(), []
+
+    def broken() -> int:
+        building.set()
+        release.wait(30)
+        raise RuntimeError("store unavailable")
+
+    def call() -> None:
+        try:
+            cache.get("k", broken)
+        except RuntimeError as exc:
+            errors.append(str(exc))
+
+    first = threading.Thread(target=call)
+    first.start()
+    assert building.wait(30)
+    second = threading.Thread(target=call)
+    second.start()
+    release.set()
+    first.join(30), second.join(30)
+    assert errors == ["store unavailable"] * 2
+    assert cache.get("k", lambda: 7) == 7  # nothing cached from the failure

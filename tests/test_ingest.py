@@ -15,7 +15,7 @@ from hoprag.entities import FORMAT, is_name, norm
 from hoprag.ingest import IngestError, index
 from hoprag.ingest.chunk import chunk
 from hoprag.ingest.meta import document_id
-from hoprag.search import analysed
+from hoprag.search import VIEW_FORMAT, analysed
 from hoprag.store import open_store
 from hoprag.tokens import tokenize
 from hoprag_cli.main import app
@@ -292,7 +292,7 @@ def test_persisted_views_rank_exactly_as_built_ones_and_go_with_the_generation(t
     built.entities  # noqa: B018 - built (and saved) on first use
     store = open_store(db)
     key = '["engineering"]'
-    assert store.load_derived(store.generation(), "view:bm25", key) is not None  # the first engine saved its view
+    assert store.load_derived(store.generation(), f"view:bm25:{VIEW_FORMAT}", key) is not None  # the first engine saved its view
     assert store.load_derived(store.generation(), "entities", FORMAT) is not None
     loaded = engine_of(db, "bm25")
     assert {q: [(h.doc.id, h.score) for h in loaded.search(q, ENG, 5)] for q in queries} == expected
@@ -307,11 +307,44 @@ def test_persisted_views_rank_exactly_as_built_ones_and_go_with_the_generation(t
         view = engine.view(ENG)
         assert view.entities.named == named_by_reading(view) and view.entities.named
         assert view.idf == idf_by_reading(view) and view.idf  # IDF read off the BM25 index, as tokenising gives
+        titles = engine.entities.title_of
+        for j in {t for t in titles if t is not None} | {len(titles) + 1}:  # and an entity nothing is titled with
+            assert view.entities.titled(j).tolist() == [i for i, row in enumerate(view.rows) if titles[row] == j]
     (tree / "notes/new.txt").write_text("Basalt region notes.\n")
     generation = run_index(tree, db, "engineering").generation
-    assert store.load_derived(generation - 1, "view:bm25", key) is None  # an old generation's data is deleted
+    assert store.load_derived(generation - 1, f"view:bm25:{VIEW_FORMAT}", key) is None  # an old generation's data is deleted
     assert store.load_derived(generation - 1, "entities", FORMAT) is None
     assert "notes/new.txt" in [h.doc.id for h in engine_of(db, "bm25").search("Basalt region notes", ENG, 5)]
+
+
+def test_derived_data_of_another_layout_is_rebuilt_never_misread(tree: Path, tmp_path: Path):
+    """A store written by an older hoprag may hold blobs of an older layout under today's keys."""
+    old, fresh = tmp_path / "old.db", tmp_path / "fresh.db"
+    for db in (old, fresh):
+        run_index(tree, db, "engineering")
+    store = open_store(old)
+    for kind, key in ((f"view:bm25:{VIEW_FORMAT}", '["engineering"]'), ("entities", FORMAT)):
+        store.save_derived(store.generation(), kind, key, b"PK\x03\x04 an .npz of an older layout")
+    a, b = engine_of(old, "bm25"), engine_of(fresh, "bm25")
+    for q in ("Basalt region", "Heron team", "pager rotation Quill"):
+        assert [(h.doc.id, h.score) for h in a.search(q, ENG, 5)] == [(h.doc.id, h.score) for h in b.search(q, ENG, 5)]
+    assert a.entities.vocab == b.entities.vocab and a.view(ENG).entities.named == b.view(ENG).entities.named
+
+
+def test_packed_arrays_come_back_as_they_went_in():
+    import numpy as np
+
+    from hoprag.cache import pack, unpack
+
+    arrays = {"ints": np.arange(7, dtype=np.int32), "grid": np.linspace(0, 1, 6).reshape(2, 3),
+              "none": np.zeros(0, dtype=np.int64), "scalar": np.int64(42), "text": np.frombuffer("é".encode(), np.uint8)}
+    back = unpack(pack(arrays))
+    assert list(back) == list(arrays)
+    for name, a in arrays.items():
+        b = back[name]
+        assert (b.dtype, b.shape, b.tolist()) == (np.asarray(a).dtype, np.shape(a), np.asarray(a).tolist()), name
+        assert b.ctypes.data % 8 == 0 or b.nbytes == 0, f"{name} is not 8-byte aligned"
+    assert unpack(b"PK\x03\x04 not ours") is None
 
 
 def test_one_pass_entity_lookup_finds_what_every_ngram_finds():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 
 import httpx
 import pytest
@@ -116,8 +117,13 @@ def test_missing_or_wrong_token_is_401(http_server, headers):
 
 
 def test_health_route(http_server):
-    response = httpx.get(f"{http_server.base}/health")
-    assert response.status_code == 200 and response.json() == {"status": "ok", "documents": 10, "generation": 0}
+    """Health answers from the first moment; ``warm`` turns true once every principal's structures are built."""
+    deadline = time.monotonic() + 60
+    while not (response := httpx.get(f"{http_server.base}/health")).json()["warm"]:
+        assert time.monotonic() < deadline, "the server never finished its warm-up"
+        time.sleep(0.05)
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "documents": 10, "generation": 0, "warm": True}
 
 
 @pytest.mark.parametrize(
@@ -176,3 +182,24 @@ def test_stdio_needs_a_known_principal(tmp_path, args, message):
 def test_as_is_refused_over_http():
     with pytest.raises(RuntimeError, match="--as is for stdio"):
         ServerProcess("--as", "finance")
+
+
+def test_the_warm_up_steps_aside_while_a_request_is_in_flight():
+    """Counted per HTTP request (not lifespan events); quiet again once the response is sent."""
+    import asyncio
+
+    from mcp_server.serve import Busy
+
+    busy, seen = Busy(), []
+
+    async def app(scope, receive, send) -> None:
+        seen.append(busy.quiet(0))
+
+    async def failing(scope, receive, send) -> None:
+        raise RuntimeError("handler failed")
+
+    asyncio.run(busy.around(app)({"type": "http"}, None, None))
+    asyncio.run(busy.around(app)({"type": "lifespan"}, None, None))
+    with pytest.raises(RuntimeError):
+        asyncio.run(busy.around(failing)({"type": "http"}, None, None))
+    assert seen == [False, True] and busy.quiet(0)

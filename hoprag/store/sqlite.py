@@ -36,6 +36,10 @@ CREATE TABLE IF NOT EXISTS derived (
     PRIMARY KEY (generation, kind, key));
 """
 _COLUMNS = "id, file, document, position, section, title, text, groups, trusted, source, updated, triples, facts"
+#: What a snapshot reads, in document order; the common values come back as NULL (no string built
+#: per row for a passage that is its own document or states no fact).
+_SNAPSHOT = ("SELECT id, NULLIF(document, id), position, section, title, text, groups, trusted, source, updated, "
+             "triples, NULLIF(facts, '[]') FROM passages ORDER BY file, document, position")
 
 
 @dataclass(frozen=True)
@@ -141,13 +145,13 @@ class SqliteStore:
             try:
                 generation = int(self._meta("generation") or 0)
                 config = Config.from_json(json.loads(self._meta("config") or "{}"))
-                rows = db.execute(f"SELECT {_COLUMNS} FROM passages ORDER BY file, document, position").fetchall()
+                rows = db.execute(_SNAPSHOT).fetchall()
             finally:
                 db.execute("COMMIT")
         docs, stated = [], []
         group_sets: dict[str, frozenset[str]] = {}  # most passages share a few group sets and dates:
         days: dict[str, dt.date] = {}  # share the objects
-        for (pid, _, document, position, section, title, text, groups, trusted, source, updated, triples,
+        for (pid, document, position, section, title, text, groups, trusted, source, updated, triples,
              fact_json) in rows:
             gs = group_sets.get(groups)
             if gs is None:
@@ -157,8 +161,8 @@ class SqliteStore:
                 day = days[updated] = dt.date.fromisoformat(updated)
             docs.append(Doc(pid, text, gs, bool(trusted), title, source, day,
                             tuple(map(tuple, json.loads(triples))) if triples else None,
-                            "" if document == pid else document, position, section))
-            if fact_json != "[]":
+                            document or "", position, section))
+            if fact_json is not None:
                 stated.append((pid, fact_json))
         # One JSON parse for every passage's facts, not one per passage.
         parsed = json.loads(f"[{','.join(f for _, f in stated)}]")
