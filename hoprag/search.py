@@ -205,8 +205,24 @@ class Searcher:
         self._entities = entities or (lambda: EntityIndex(self.docs, Lexicon(())))
         self._views: Lru[frozenset[str], View] = Lru(max_views)
         self._permits = permits or (lambda groups: lambda d: d.readable_by(groups))
-        if ranker == "overlap":
-            self._vocab, self._matrix = _counts(self.docs)
+
+    @cached_property
+    def _overlap_counts(self) -> tuple[dict[str, int], sparse.csr_matrix]:
+        """The corpus's vocabulary and document-token counts (the ``overlap`` ranker), built on the
+        first view and persisted like a BM25 view: every caller's view slices its rows out of it."""
+        blob = self.cache.load("counts", VIEW_FORMAT) if self.cache else None
+        arrays = unpack(blob) if blob is not None else None
+        if arrays is not None:
+            keys = json.loads(arrays["vocab"].tobytes())
+            matrix = sparse.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]),
+                                       shape=tuple(arrays["shape"].tolist()))
+            return dict(zip(keys, range(len(keys)))), matrix
+        vocab, matrix = _counts(self.docs)
+        if self.cache:
+            text = np.frombuffer(json.dumps(list(vocab), ensure_ascii=False).encode(), dtype=np.uint8)
+            self.cache.save("counts", VIEW_FORMAT, pack(dict(vocab=text, data=matrix.data, indices=matrix.indices,
+                                                             indptr=matrix.indptr, shape=np.array(matrix.shape))))
+        return vocab, matrix
 
     @cached_property
     def _id_rank(self) -> np.ndarray:
@@ -232,7 +248,8 @@ class Searcher:
         if not rows:
             scorer: _Scorer = _Overlap(sparse.csc_matrix((0, 1)), {})
         elif self.ranker == "overlap":
-            scorer = _Overlap(self._matrix[rows].tocsc(), self._vocab)
+            vocab, matrix = self._overlap_counts
+            scorer = _Overlap(matrix[rows].tocsc(), vocab)
         else:
             key = json.dumps(sorted(groups))
             kind = f"view:{self.ranker}:{VIEW_FORMAT}"

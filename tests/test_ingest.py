@@ -317,6 +317,19 @@ def test_persisted_views_rank_exactly_as_built_ones_and_go_with_the_generation(t
     assert "notes/new.txt" in [h.doc.id for h in engine_of(db, "bm25").search("Basalt region notes", ENG, 5)]
 
 
+def test_persisted_overlap_counts_rank_exactly_as_built_ones(tree: Path, tmp_path: Path):
+    db = tmp_path / "s.db"
+    run_index(tree, db, "engineering")
+    queries = ("Basalt region", "Heron team", "pager rotation Quill")
+    built = engine_of(db, "overlap")
+    expected = {q: [(h.doc.id, h.score) for h in built.search(q, ENG, 5)] for q in queries}
+    store = open_store(db)
+    assert store.load_derived(store.generation(), "counts", VIEW_FORMAT) is not None
+    loaded = engine_of(db, "overlap")
+    assert {q: [(h.doc.id, h.score) for h in loaded.search(q, ENG, 5)] for q in queries} == expected
+    assert any(expected.values())
+
+
 def test_derived_data_of_another_layout_is_rebuilt_never_misread(tree: Path, tmp_path: Path):
     """A store written by an older hoprag may hold blobs of an older layout under today's keys."""
     old, fresh = tmp_path / "old.db", tmp_path / "fresh.db"
