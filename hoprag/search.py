@@ -21,7 +21,7 @@ import math
 from array import array
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import bm25s
 import numpy as np
@@ -55,22 +55,27 @@ class _Scorer:
     def scores(self, query_tokens: list[str]) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
 
-    def document_frequencies(self) -> dict[str, int] | None:
-        """How many of the view's documents hold each analysed token, when the index already knows."""
-        return None
+    def document_frequencies(self) -> dict[str, int]:  # pragma: no cover - interface
+        """How many of the view's documents hold each analysed token (what BM25's IDF counts)."""
+        raise NotImplementedError
 
 
 class _Overlap(_Scorer):
     """The chapter's score: how many of a document's tokens appear in the query (frequency-weighted)."""
 
-    def __init__(self, matrix: sparse.csc_matrix, vocab: dict[str, int]):
-        self.matrix, self.vocab = matrix, vocab
+    def __init__(self, matrix: sparse.csc_matrix, vocab: dict[str, int],
+                 frequencies: Callable[[], dict[str, int]] = dict):
+        """``frequencies``: the view's analysed-token document frequencies (its counts are of raw text)."""
+        self.matrix, self.vocab, self._frequencies = matrix, vocab, frequencies
 
     def scores(self, query_tokens: list[str]) -> np.ndarray:
         cols = sorted({self.vocab[t] for t in query_tokens if t in self.vocab})
         if not cols:
             return np.zeros(self.matrix.shape[0])
         return np.asarray(self.matrix[:, cols].sum(axis=1), dtype=np.float64).ravel()
+
+    def document_frequencies(self) -> dict[str, int]:
+        return self._frequencies()
 
 
 class _BM25(_Scorer):
@@ -134,13 +139,8 @@ class View:
     @cached_property
     def idf(self) -> dict[str, float]:
         """BM25's (Lucene) IDF of each analysed token, over this view only: how much a match says
-        (document frequencies from the BM25 index when the view has one: no re-tokenising)."""
+        (document frequencies read off an index, never by re-tokenising the view)."""
         df = self.scorer.document_frequencies()
-        if df is None:
-            df = {}
-            for d in self.docs:
-                for t in set(tokenize(analysed(d))):
-                    df[t] = df.get(t, 0) + 1
         n = len(self.docs)
         return {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
 
@@ -173,20 +173,21 @@ def analysed(doc: Doc) -> str:
     return fold(f"{doc.title}\n{doc.text}" if doc.title else doc.text)
 
 
-def _counts(docs: Sequence[Doc]) -> tuple[dict[str, int], sparse.csr_matrix]:
-    """The vocabulary (token -> column, in order of first use) and the document-token count matrix.
+def _counts(token_lists: Iterable[list[str]], n: int) -> tuple[dict[str, int], sparse.csr_matrix]:
+    """The vocabulary (token -> column, in order of first use) and the document-token count matrix
+    of ``n`` documents' tokens.
 
     Token ids go straight into flat int32 arrays: holding every document's token list (or
     per-token Python ints) costs about 5x the corpus text in RAM at 100k passages.
     """
     vocab: dict[str, int] = {}
     indices, indptr = array("i"), array("q", [0])
-    for d in docs:
-        indices.extend([vocab.setdefault(t, len(vocab)) for t in tokenize(d.text)])
+    for tokens in token_lists:
+        indices.extend([vocab.setdefault(t, len(vocab)) for t in tokens])
         indptr.append(len(indices))
     cols = np.frombuffer(indices, dtype=np.int32) if indices else np.zeros(0, dtype=np.int32)
     matrix = sparse.csr_matrix((np.ones(len(cols), dtype=np.int32), cols, np.frombuffer(indptr, dtype=np.int64)),
-                               shape=(len(docs), max(1, len(vocab))))
+                               shape=(n, max(1, len(vocab))))
     matrix.sum_duplicates()  # a token repeated in a document: one entry holding its count
     return vocab, matrix
 
@@ -208,21 +209,36 @@ class Searcher:
 
     @cached_property
     def _overlap_counts(self) -> tuple[dict[str, int], sparse.csr_matrix]:
-        """The corpus's vocabulary and document-token counts (the ``overlap`` ranker), built on the
-        first view and persisted like a BM25 view: every caller's view slices its rows out of it."""
-        blob = self.cache.load("counts", VIEW_FORMAT) if self.cache else None
+        """The corpus's raw-text token counts (the ``overlap`` ranker): every view slices its rows."""
+        return self._persisted_counts("counts", lambda: (tokenize(d.text) for d in self.docs))
+
+    @cached_property
+    def _analysed_counts(self) -> tuple[dict[str, int], sparse.csr_matrix]:
+        """The corpus's analysed-token counts: an ``overlap`` view's document frequencies for its IDF."""
+        return self._persisted_counts("analysed-counts", lambda: (tokenize(analysed(d)) for d in self.docs))
+
+    def _persisted_counts(self, kind: str, tokens: Callable[[], Iterable[list[str]]]
+                          ) -> tuple[dict[str, int], sparse.csr_matrix]:
+        """A corpus-wide count matrix, built once and persisted like a BM25 view."""
+        blob = self.cache.load(kind, VIEW_FORMAT) if self.cache else None
         arrays = unpack(blob) if blob is not None else None
         if arrays is not None:
             keys = json.loads(arrays["vocab"].tobytes())
             matrix = sparse.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]),
                                        shape=tuple(arrays["shape"].tolist()))
             return dict(zip(keys, range(len(keys)))), matrix
-        vocab, matrix = _counts(self.docs)
+        vocab, matrix = _counts(tokens(), len(self.docs))
         if self.cache:
             text = np.frombuffer(json.dumps(list(vocab), ensure_ascii=False).encode(), dtype=np.uint8)
-            self.cache.save("counts", VIEW_FORMAT, pack(dict(vocab=text, data=matrix.data, indices=matrix.indices,
-                                                             indptr=matrix.indptr, shape=np.array(matrix.shape))))
+            self.cache.save(kind, VIEW_FORMAT, pack(dict(vocab=text, data=matrix.data, indices=matrix.indices,
+                                                         indptr=matrix.indptr, shape=np.array(matrix.shape))))
         return vocab, matrix
+
+    def _frequencies(self, rows: list[int]) -> dict[str, int]:
+        """How many of ``rows`` hold each analysed token (a row holds each of its tokens once)."""
+        vocab, matrix = self._analysed_counts
+        counts = np.bincount(matrix[rows].indices, minlength=matrix.shape[1]).tolist()
+        return {t: c for t, c in zip(vocab, counts) if c}
 
     @cached_property
     def _id_rank(self) -> np.ndarray:
@@ -249,7 +265,7 @@ class Searcher:
             scorer: _Scorer = _Overlap(sparse.csc_matrix((0, 1)), {})
         elif self.ranker == "overlap":
             vocab, matrix = self._overlap_counts
-            scorer = _Overlap(matrix[rows].tocsc(), vocab)
+            scorer = _Overlap(matrix[rows].tocsc(), vocab, lambda: self._frequencies(rows))
         else:
             key = json.dumps(sorted(groups))
             kind = f"view:{self.ranker}:{VIEW_FORMAT}"

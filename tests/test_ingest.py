@@ -328,6 +328,9 @@ def test_persisted_overlap_counts_rank_exactly_as_built_ones(tree: Path, tmp_pat
     loaded = engine_of(db, "overlap")
     assert {q: [(h.doc.id, h.score) for h in loaded.search(q, ENG, 5)] for q in queries} == expected
     assert any(expected.values())
+    for engine in (built, loaded):  # IDF from the persisted analysed counts, as tokenising the view gives
+        assert engine.view(ENG).idf == idf_by_reading(engine.view(ENG)) and engine.view(ENG).idf
+    assert store.load_derived(store.generation(), "analysed-counts", VIEW_FORMAT) is not None
 
 
 def test_derived_data_of_another_layout_is_rebuilt_never_misread(tree: Path, tmp_path: Path):
