@@ -63,6 +63,19 @@ def timed_index(src: Path, db: str | Path, max_bytes: int | None = None) -> dict
         store.close()
 
 
+def timed_prepare(db: str | Path, access: Path, ranker: str) -> dict[str, Any]:
+    """What ``hoprag index --access`` adds after its commit: the derived data servers load at start."""
+    from hoprag.access import load_access
+    from hoprag.ingest import prepare
+
+    store = open_store(db)
+    try:
+        principals = [p.groups for p in load_access(access).principals.values()]
+        return {"seconds": round(prepare(store, principals, ranker), 2), "store_mb": round(store.size_bytes() / 2**20, 1)}
+    finally:
+        store.close()
+
+
 def first_search(server: ServerProcess, token: str, query: str) -> float:
     """Milliseconds for one MCP ``search`` over HTTP (stateless: no session to open first)."""
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "search", "arguments": {"query": query, "k": 5}}}
@@ -157,11 +170,12 @@ def ingest(
     corpus = synthetic.write(out / f"corpus-{passages}", passages)
     big = out / f"store-{passages}.db"
     report["index_jsonl"] = timed_index(corpus, big, max_bytes=2**31)
+    report["prepare"] = timed_prepare(big, corpus.parent / "access.yaml", ranker)
     query = json.loads((corpus.parent / "queries.json").read_text())[0]
     serve = [sys.executable, "-m", "mcp_server", "--transport", "http", "--port", "0", "--ranker", ranker]
     report["cold_start"] = {
         "corpus_jsonl": cold_start([*mcp_command(corpus, corpus.parent / "access.yaml"), "--ranker", ranker], token, query),
-        "store_first": cold_start([*serve, "--store", str(big), "--access", str(corpus.parent / "access.yaml")], token, query),
+        "store_first": cold_start([*serve, "--store", str(big), "--access", str(corpus.parent / "access.yaml")], token, query),  # after prepare
         "store_again": cold_start([*serve, "--store", str(big), "--access", str(corpus.parent / "access.yaml")], token, query),
     }
     report["load_average_after"] = os.getloadavg()[0]
@@ -177,17 +191,20 @@ def table(report: dict[str, Any]) -> str:
              f"| re-index, nothing changed | {u['seconds']:.2f} | {u['passages_written']} | | {u['store_mb']} |",
              f"| re-index, one file changed | {c['seconds']:.2f} | {c['passages_written']} | | {c['store_mb']} |",
              f"| index one {report['passages']:,}-line JSONL | {j['seconds']:.2f} | {j['passages_written']:,} | {j['passages_per_s']:,.0f} | {j['store_mb']} |",
+             f"| its derived data for the access file's principals (`hoprag index --access`) | "
+             f"{report['prepare']['seconds']:.2f} | | | {report['prepare']['store_mb']} |",
              "", f"Reload: a one-file re-index took {r['reindex_s']:.2f} s; the running server answered from the "
              f"new generation {r['reload_s']:.2f} s after the commit ({r.get('reload_cpu_s', 0):.2f} CPU s of the server, "
              "polling included).", "",
-             f"| serve {report['passages']:,} passages, `{report.get('ranker', 'overlap')}` | start-up s (until listening) | of it CPU s | first search ms | of it CPU s | RSS MB |",
-             "|---|---|---|---|---|---|"]
-    names = {"corpus_jsonl": "`--corpus` JSONL", "store_first": "`--store`, first start (views built and saved)",
-             "store_again": "`--store`, next start (views loaded)"}
+             f"| serve {report['passages']:,} passages, `{report.get('ranker', 'overlap')}` | listening s | of it CPU s | "
+             "first search answered s (from launch) | of it CPU s | every principal warm s | RSS MB |",
+             "|---|---|---|---|---|---|---|"]
+    names = {"corpus_jsonl": "`--corpus` JSONL", "store_first": "`--store`, first start (derived data from `hoprag index --access`)",
+             "store_again": "`--store`, next start"}
     for key, name in names.items():
         s = report["cold_start"][key]
-        lines.append(f"| {name} | {s['startup_s']:.2f} | {s['startup_cpu_s']:.2f} | {s['first_search_ms']:,.0f} | "
-                     f"{s['first_search_cpu_s']:.2f} | {s['rss_mb']:.0f} |")
+        lines.append(f"| {name} | {s['startup_s']:.2f} | {s['startup_cpu_s']:.2f} | {s['first_answer_s']:.2f} | "
+                     f"{s['first_answer_cpu_s']:.2f} | {s['warm_s']:.2f} | {s['rss_mb']:.0f} |")
     return "\n".join(lines)
 
 

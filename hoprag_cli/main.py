@@ -105,28 +105,42 @@ def index(
     groups: Optional[list[str]] = typer.Option(None, "--groups", help="Default groups for files that name none (repeatable); "
                                                "front matter and corpus.yaml rules win."),
     max_file_mb: float = typer.Option(MAX_FILE_BYTES / 2**20, "--max-file-mb", min=0.001, help="Refuse larger files."),
+    access: Optional[Path] = typer.Option(None, "--access", envvar="HOPRAG_ACCESS", help="The access file your servers use: build every "
+                                          "principal's search view now, so a server's first start loads it "
+                                          "(required for this on a postgresql:// store) [env HOPRAG_ACCESS]."),
+    ranker: Optional[str] = typer.Option(None, "--ranker", envvar="HOPRAG_RANKER", help="The ranker your servers use, "
+                                         "whose views to build [env HOPRAG_RANKER; default: corpus.yaml's, else bm25-titles]."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress lines."),
 ) -> None:
     """Mirror SRC into STORE: new and changed files (by content digest) re-indexed, unchanged ones untouched,
-    files gone from SRC deleted, in one atomic commit. Exit 1 if any file failed (each named on stderr)."""
-    from hoprag.ingest import IngestError, index as run_index
-    from hoprag.store import open_store, redact
+    files gone from SRC deleted, in one atomic commit; then build the derived data servers load at start
+    (the entity index; with --access, each principal's views). Exit 1 if any file failed (each named on stderr)."""
+    from hoprag.ingest import IngestError, index as run_index, prepare
+    from hoprag.store import is_database, open_store, redact
 
     progress = None if quiet else (lambda line: typer.echo(line, err=True))
     try:
+        principals = [p.groups for p in load_access(access).principals.values()] if access else []
         opened = open_store(store, create=True)
         try:
             report = run_index(src, opened, groups or (), int(max_file_mb * 2**20), progress)
+            for problem in report.skipped:
+                typer.echo(f"skipped: {problem}", err=True)
+            for problem in report.failed:
+                typer.secho(f"failed: {problem}", err=True, fg=typer.colors.RED)
+            typer.echo(f"indexed {src} into {redact(store)}: {report.summary()}")
+            if principals or not is_database(store):
+                if progress:
+                    progress("building the derived data servers load at start ...")
+                seconds = prepare(opened, principals, ranker)
+                typer.echo(f"derived data ready in {seconds:.1f} s (the entity index"
+                           + (f"; the views of {len(principals)} principals)" if principals else
+                              "; pass --access to build the principals' views too)"))
         finally:
             opened.close()
-    except (IngestError, ValueError) as exc:
+    except (IngestError, AccessError, ValueError) as exc:
         fail(str(exc))
         return
-    for problem in report.skipped:
-        typer.echo(f"skipped: {problem}", err=True)
-    for problem in report.failed:
-        typer.secho(f"failed: {problem}", err=True, fg=typer.colors.RED)
-    typer.echo(f"indexed {src} into {redact(store)}: {report.summary()}")
     if report.failed:
         raise typer.Exit(1)
 

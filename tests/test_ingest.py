@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections import Counter
@@ -331,6 +332,27 @@ def test_persisted_overlap_counts_rank_exactly_as_built_ones(tree: Path, tmp_pat
     for engine in (built, loaded):  # IDF from the persisted analysed counts, as tokenising the view gives
         assert engine.view(ENG).idf == idf_by_reading(engine.view(ENG)) and engine.view(ENG).idf
     assert store.load_derived(store.generation(), "analysed-counts", VIEW_FORMAT) is not None
+
+
+def test_index_with_the_access_file_builds_what_servers_load(tree: Path, tmp_path: Path):
+    """After `hoprag index --access`, a server's first start loads every principal's view: nothing to tokenise."""
+    db, access = tmp_path / "s.db", tmp_path / "access.yaml"
+    access.write_text("principals:\n  eng: {groups: [engineering]}\n  fin: {groups: [finance]}\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["index", str(tree), "--store", str(db), "--groups", "engineering",
+                                      "--access", str(access), "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert "the views of 2 principals" in result.output
+    engine = engine_of(db)
+    assert engine.ranker.startswith("bm25")  # a view that would otherwise be built from token lists
+    store = open_store(db)
+    for groups in (ENG, FIN):
+        key = json.dumps(sorted(groups))
+        assert store.load_derived(store.generation(), f"view:{engine.ranker}:{VIEW_FORMAT}", key) is not None
+        engine.warm(groups)
+    assert "_tokens" not in vars(engine.searcher)  # every view loaded, none built
+    assert store.load_derived(store.generation(), "entities", FORMAT) is not None
+    bad = CliRunner().invoke(app, ["index", str(tree), "--store", str(db), "--access", str(tmp_path / "none.yaml")])
+    assert bad.exit_code != 0 and "none.yaml" in bad.output and "Traceback" not in bad.output
 
 
 def test_derived_data_of_another_layout_is_rebuilt_never_misread(tree: Path, tmp_path: Path):

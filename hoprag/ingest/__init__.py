@@ -186,3 +186,23 @@ def index(src: Path, store: Store, groups: Sequence[str] = (), max_bytes: int = 
     report.total_passages = store.passage_count()
     report.seconds = time.perf_counter() - start
     return report
+
+
+def prepare(store: Store, principals: Sequence[frozenset[str]] = (), ranker: str | None = None) -> float:
+    """Build and persist, over the store's newest generation, the derived data a server would
+    otherwise build at its first start: the entity index, and with ``principals`` (each one's
+    groups) their search views and term weights, so servers start by loading. Seconds taken.
+
+    A store that enforces its own permissions keys its derived data by who reads it (the union of
+    ``principals``' groups, as ``hoprag serve`` reads it), so it needs ``principals``. ``ranker``:
+    the one the servers use (default: the store's own choice, else the product default).
+    """
+    from ..engine import Engine
+
+    start = time.perf_counter()
+    readers = frozenset().union(*principals) if principals else None
+    engine = Engine.from_snapshot(store.snapshot(readers), ranker)
+    engine.entities  # noqa: B018 - a cached property: load, or build and save
+    for groups in principals:
+        engine.warm(groups)
+    return time.perf_counter() - start
