@@ -130,8 +130,9 @@ def serve(
 
 
 class Busy:
-    """HTTP requests in flight. Warm-up steps aside for them: one interpreter lock serves both, and a
-    caller waiting is worse than a principal warmed a moment later."""
+    """MCP requests in flight (not health checks: a load balancer polls those). Warm-up steps aside for
+    them: one interpreter lock serves both, and a caller waiting is worse than a principal warmed a
+    moment later."""
 
     def __init__(self) -> None:
         self._count, self._lock, self._idle = 0, threading.Lock(), threading.Event()
@@ -139,7 +140,7 @@ class Busy:
 
     def around(self, app: ASGIApp) -> ASGIApp:
         async def counted(scope: Scope, receive: Receive, send: Send) -> None:
-            if scope["type"] != "http":
+            if scope["type"] != "http" or scope["path"] == "/health":
                 return await app(scope, receive, send)
             self._step(1)
             try:

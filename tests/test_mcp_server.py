@@ -185,7 +185,7 @@ def test_as_is_refused_over_http():
 
 
 def test_the_warm_up_steps_aside_while_a_request_is_in_flight():
-    """Counted per HTTP request (not lifespan events); quiet again once the response is sent."""
+    """Counted per MCP request (not health checks, not lifespan events); quiet again once it is answered."""
     import asyncio
 
     from mcp_server.serve import Busy
@@ -198,8 +198,9 @@ def test_the_warm_up_steps_aside_while_a_request_is_in_flight():
     async def failing(scope, receive, send) -> None:
         raise RuntimeError("handler failed")
 
-    asyncio.run(busy.around(app)({"type": "http"}, None, None))
+    asyncio.run(busy.around(app)({"type": "http", "path": "/mcp"}, None, None))
+    asyncio.run(busy.around(app)({"type": "http", "path": "/health"}, None, None))
     asyncio.run(busy.around(app)({"type": "lifespan"}, None, None))
     with pytest.raises(RuntimeError):
-        asyncio.run(busy.around(failing)({"type": "http"}, None, None))
-    assert seen == [False, True] and busy.quiet(0)
+        asyncio.run(busy.around(failing)({"type": "http", "path": "/mcp"}, None, None))
+    assert seen == [False, True, True] and busy.quiet(0)
