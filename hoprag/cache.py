@@ -11,7 +11,7 @@ import json
 import threading
 from collections import OrderedDict
 from concurrent.futures import Future
-from typing import Callable, Generic, Hashable, Protocol, TypeVar
+from typing import Any, Callable, Generic, Hashable, Protocol, TypeVar
 
 import numpy as np
 
@@ -66,34 +66,51 @@ class Derived(Protocol):
     def save(self, kind: str, key: str, blob: bytes) -> None: ...
 
 
+def load_or_build(cache: Derived | None, kind: str, key: str, decode: Callable[[bytes], V | None],
+                  build: Callable[[], V], encode: Callable[[V], bytes]) -> V:
+    """Derived data from ``cache`` when it holds a blob ``decode`` can read (``None``: another layout,
+    rebuilt), else ``build()`` saved there: how every persisted structure is loaded or made."""
+    blob = cache.load(kind, key) if cache else None
+    found = decode(blob) if blob is not None else None
+    if found is None:
+        found = build()
+        if cache:
+            cache.save(kind, key, encode(found))
+    return found
+
+
 #: What :func:`pack` writes first: a blob without it (an older layout) is a cache miss, never misread.
-MAGIC = b"hoprag-arrays-1\n"
+MAGIC = b"hoprag-arrays-2\n"
 
 
-def pack(arrays: dict[str, np.ndarray]) -> bytes:
-    """Named arrays as one blob: a JSON header of names, dtypes, shapes and offsets, then the raw
-    bytes (each 8-byte aligned), so :func:`unpack` maps them back without parsing or copying (no
-    pickle, no zip checksum over tens of megabytes at every start)."""
-    header, offset, parts = [], 0, []
-    for name, a in arrays.items():
-        a = np.asarray(a)
-        raw = a.tobytes()  # C order
-        header.append([name, a.dtype.str, list(a.shape), offset])
+def pack(fields: dict[str, Any]) -> bytes:
+    """Named fields as one blob: a JSON header holding the plain values (vocabularies, names, shapes)
+    and each array's dtype, shape and offset, then the arrays' raw bytes (each 8-byte aligned), so
+    :func:`unpack` maps them back without copying (no pickle, no zip checksum over tens of megabytes
+    at every start). Numpy arrays and scalars are stored raw; anything else as JSON."""
+    arrays, values, offset, parts = [], {}, 0, []
+    for name, value in fields.items():
+        if not isinstance(value, (np.ndarray, np.generic)):
+            values[name] = value
+            continue
+        raw = np.asarray(value).tobytes()  # C order
+        arrays.append([name, value.dtype.str, list(np.shape(value)), offset])
         parts.append(raw + bytes(-len(raw) % 8))
         offset += len(parts[-1])
-    head = json.dumps(header).encode()
+    head = json.dumps({"arrays": arrays, "values": values}, ensure_ascii=False).encode()
     head += b" " * (-(len(MAGIC) + 8 + len(head)) % 8)
     return b"".join([MAGIC, len(head).to_bytes(8, "little"), head, *parts])
 
 
-def unpack(blob: bytes) -> dict[str, np.ndarray] | None:
-    """The arrays :func:`pack` wrote, as read-only views of ``blob``; ``None`` for another layout."""
+def unpack(blob: bytes) -> dict[str, Any] | None:
+    """The fields :func:`pack` wrote (arrays as read-only views of ``blob``); ``None`` for another layout."""
     if not blob.startswith(MAGIC):
         return None
     at = len(MAGIC) + 8
     body = at + int.from_bytes(blob[len(MAGIC):at], "little")
-    arrays = {}
-    for name, dtype, shape, offset in json.loads(blob[at:body]):
+    head = json.loads(blob[at:body])
+    fields: dict[str, Any] = head["values"]
+    for name, dtype, shape, offset in head["arrays"]:
         count = int(np.prod(shape, dtype=np.int64))
-        arrays[name] = np.frombuffer(blob, dtype=np.dtype(dtype), count=count, offset=body + offset).reshape(shape)
-    return arrays
+        fields[name] = np.frombuffer(blob, dtype=np.dtype(dtype), count=count, offset=body + offset).reshape(shape)
+    return fields

@@ -11,7 +11,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
-from .cache import Derived, Lru
+from .cache import Derived, Lru, load_or_build
 from .claims import Claim, Claims
 from .corpus import Corpus, Doc, load_corpus
 from .entities import FORMAT as ENTITY_FORMAT, EntityIndex
@@ -90,14 +90,9 @@ class Engine:
     def entities(self) -> EntityIndex:
         """The corpus-wide entity vocabulary and mentions, built on first use (prose rankers and walks)."""
         with self._entity_lock:
-            blob = self.cache.load("entities", ENTITY_FORMAT) if self.cache else None
-            loaded = EntityIndex.from_bytes(self.docs, self.lexicon, blob) if blob is not None else None
-            if loaded is not None:
-                return loaded
-            index = EntityIndex(self.docs, self.lexicon)
-            if self.cache:
-                self.cache.save("entities", ENTITY_FORMAT, index.to_bytes())
-            return index
+            return load_or_build(self.cache, "entities", ENTITY_FORMAT,
+                                 lambda blob: EntityIndex.from_bytes(self.docs, self.lexicon, blob),
+                                 lambda: EntityIndex(self.docs, self.lexicon), EntityIndex.to_bytes)
 
     def permits(self, groups: frozenset[str]) -> Callable[[Doc], bool]:
         """The one permission check every caller-facing method applies: hoprag's own

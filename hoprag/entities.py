@@ -13,7 +13,6 @@ walk matrices -- is computed per caller view (:class:`EntityView`) from the pass
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -36,7 +35,7 @@ _SPAN = re.compile(r"[A-Z][\w'’.-]*(?:\s+(?:(?:of|the|de|du|la|le|von|van|del|
 _SENTENCES = re.compile(r"(?<!\b[A-Z]\.)(?<!\b[A-Z][a-z]\.)(?<=[.!?;])\s+|\n+")
 MAX_NGRAM = 8
 #: The layout :meth:`EntityIndex.to_bytes` writes (the key it persists under): an older layout is a cache miss.
-FORMAT = "3"
+FORMAT = "4"
 
 Unit = tuple[str, str]  # (entity surface, context the entity was stated in)
 
@@ -199,11 +198,10 @@ class EntityIndex:
         """The vocabulary, names, titles, what each passage defines and the mention matrix as plain
         arrays (:func:`hoprag.cache.pack`, no pickle)."""
         m = self.mentions
-        text = lambda v: np.frombuffer(json.dumps(v, ensure_ascii=False).encode(), dtype=np.uint8)  # noqa: E731
-        return pack(dict(vocab=text(list(self.vocab)), names=text(self.names), shape=np.array(m.shape),
+        return pack(dict(vocab=list(self.vocab), names=self.names, shape=list(m.shape),
                          title_of=np.array([-1 if t is None else t for t in self.title_of], dtype=np.int64),
                          defines=self.defines.flat, defines_ptr=self.defines.ptr,
-                         stated=self.stated.flat, stated_ptr=self.stated.ptr, stated_names=text(self.stated_names),
+                         stated=self.stated.flat, stated_ptr=self.stated.ptr, stated_names=self.stated_names,
                          data=m.data, indices=m.indices, indptr=m.indptr))
 
     @classmethod
@@ -217,15 +215,15 @@ class EntityIndex:
         index.docs, index.lexicon = tuple(docs), lexicon
         index.row = dict(zip((d.id for d in index.docs), range(len(index.docs))))
         index.units = [None] * len(index.docs)
-        keys = json.loads(arrays["vocab"].tobytes())
+        keys = arrays["vocab"]
         index.vocab = dict(zip(keys, range(len(keys))))
-        index.names = json.loads(arrays["names"].tobytes())
+        index.names = arrays["names"]
         index.title_of = [None if t < 0 else t for t in arrays["title_of"].tolist()]
         index.defines = _Ragged(arrays["defines"], arrays["defines_ptr"])
         index.stated = _Ragged(arrays["stated"], arrays["stated_ptr"])
-        index.stated_names = json.loads(arrays["stated_names"].tobytes())
+        index.stated_names = arrays["stated_names"]
         index.mentions = sparse.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]),
-                                           shape=tuple(arrays["shape"].tolist()))
+                                           shape=tuple(arrays["shape"]))
         return index
 
     @cached_property

@@ -27,7 +27,7 @@ import bm25s
 import numpy as np
 from scipy import sparse
 
-from .cache import Derived, Lru, pack, unpack
+from .cache import Derived, Lru, load_or_build, pack, unpack
 from .corpus import Doc
 from .entities import EntityIndex, EntityView
 from .lexicon import Lexicon
@@ -38,7 +38,7 @@ TITLE_WEIGHT = 0.5
 #: How many BM25 hits the title match re-ranks (titled passages outside it still gain the bonus).
 TITLE_POOL = 50
 #: The layout :meth:`_BM25.to_bytes` writes, part of the kind a view persists under: an older one is a cache miss.
-VIEW_FORMAT = "2"
+VIEW_FORMAT = "3"
 
 
 @dataclass(frozen=True)
@@ -101,8 +101,8 @@ class _BM25(_Scorer):
     def to_bytes(self) -> bytes:
         """The index as plain arrays (:func:`hoprag.cache.pack`, no pickle), so a store can persist a built view."""
         s = self.model.scores
-        return pack(dict(data=s["data"], indices=s["indices"], indptr=s["indptr"], num_docs=np.int64(s["num_docs"]),
-                         vocab=np.frombuffer(json.dumps(self.vocab, ensure_ascii=False).encode(), dtype=np.uint8)))
+        return pack(dict(data=s["data"], indices=s["indices"], indptr=s["indptr"], num_docs=int(s["num_docs"]),
+                         vocab=self.vocab))
 
     @classmethod
     def from_bytes(cls, blob: bytes) -> "_BM25 | None":
@@ -115,7 +115,7 @@ class _BM25(_Scorer):
         scorer.model = bm25s.BM25()
         scorer.model.scores = {"data": arrays["data"], "indices": arrays["indices"], "indptr": arrays["indptr"],
                                "num_docs": int(arrays["num_docs"])}
-        scorer.model.vocab_dict = scorer.vocab = json.loads(arrays["vocab"].tobytes())
+        scorer.model.vocab_dict = scorer.vocab = arrays["vocab"]
         scorer.model.nonoccurrence_array = None  # the Lucene variant has none
         return scorer
 
@@ -220,19 +220,18 @@ class Searcher:
     def _persisted_counts(self, kind: str, tokens: Callable[[], Iterable[list[str]]]
                           ) -> tuple[dict[str, int], sparse.csr_matrix]:
         """A corpus-wide count matrix, built once and persisted like a BM25 view."""
-        blob = self.cache.load(kind, VIEW_FORMAT) if self.cache else None
-        arrays = unpack(blob) if blob is not None else None
-        if arrays is not None:
-            keys = json.loads(arrays["vocab"].tobytes())
-            matrix = sparse.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]),
-                                       shape=tuple(arrays["shape"].tolist()))
-            return dict(zip(keys, range(len(keys)))), matrix
-        vocab, matrix = _counts(tokens(), len(self.docs))
-        if self.cache:
-            text = np.frombuffer(json.dumps(list(vocab), ensure_ascii=False).encode(), dtype=np.uint8)
-            self.cache.save(kind, VIEW_FORMAT, pack(dict(vocab=text, data=matrix.data, indices=matrix.indices,
-                                                         indptr=matrix.indptr, shape=np.array(matrix.shape))))
-        return vocab, matrix
+        def decode(blob: bytes) -> tuple[dict[str, int], sparse.csr_matrix] | None:
+            f = unpack(blob)
+            if f is None:
+                return None
+            matrix = sparse.csr_matrix((f["data"], f["indices"], f["indptr"]), shape=tuple(f["shape"]))
+            return dict(zip(f["vocab"], range(len(f["vocab"])))), matrix
+
+        def encode(counts: tuple[dict[str, int], sparse.csr_matrix]) -> bytes:
+            vocab, m = counts
+            return pack(dict(vocab=list(vocab), data=m.data, indices=m.indices, indptr=m.indptr, shape=list(m.shape)))
+
+        return load_or_build(self.cache, kind, VIEW_FORMAT, decode, lambda: _counts(tokens(), len(self.docs)), encode)
 
     def _frequencies(self, rows: list[int]) -> dict[str, int]:
         """How many of ``rows`` hold each analysed token (a row holds each of its tokens once)."""
@@ -268,15 +267,8 @@ class Searcher:
             scorer = _Overlap(matrix[rows].tocsc(), vocab, lambda: self._frequencies(rows))
         else:
             key = json.dumps(sorted(groups))
-            kind = f"view:{self.ranker}:{VIEW_FORMAT}"
-            blob = self.cache.load(kind, key) if self.cache else None
-            loaded = _BM25.from_bytes(blob) if blob is not None else None
-            if loaded is not None:
-                scorer = loaded
-            else:
-                scorer = _BM25([self._tokens[i] for i in rows])
-                if self.cache:
-                    self.cache.save(kind, key, scorer.to_bytes())
+            scorer = load_or_build(self.cache, f"view:{self.ranker}:{VIEW_FORMAT}", key, _BM25.from_bytes,
+                                   lambda: _BM25([self._tokens[i] for i in rows]), _BM25.to_bytes)
         return View(docs, rows, scorer, self.ranker == "bm25-titles", self._entities, self._id_rank[rows])
 
     def view(self, groups: frozenset[str]) -> View:

@@ -168,16 +168,15 @@ def _warm_up(warm: Callable[[Engine], None], engine: Engine, live: Live | None) 
         warm(engine)
     except Exception:  # noqa: BLE001 - a request builds what it needs itself and reports the error
         logging.getLogger("hoprag.serve").exception("warm-up failed; requests build what they need")
-    gc.collect()
-    gc.freeze()
+    _refreeze()
     gc.enable()
     if live is not None:
         live.start()
 
 
 def _refreeze() -> None:
-    """After a reload: let the collector free the old engine (frozen objects are never collected),
-    then freeze the new one."""
+    """After a warm-up or a reload: let the collector free what is garbage (an old engine: frozen
+    objects are never collected), then freeze what lives on."""
     gc.unfreeze()
     gc.collect()
     gc.freeze()

@@ -369,15 +369,17 @@ def test_derived_data_of_another_layout_is_rebuilt_never_misread(tree: Path, tmp
     assert a.entities.vocab == b.entities.vocab and a.view(ENG).entities.named == b.view(ENG).entities.named
 
 
-def test_packed_arrays_come_back_as_they_went_in():
+def test_packed_fields_come_back_as_they_went_in():
     import numpy as np
 
     from hoprag.cache import pack, unpack
 
     arrays = {"ints": np.arange(7, dtype=np.int32), "grid": np.linspace(0, 1, 6).reshape(2, 3),
               "none": np.zeros(0, dtype=np.int64), "scalar": np.int64(42), "text": np.frombuffer("é".encode(), np.uint8)}
-    back = unpack(pack(arrays))
-    assert list(back) == list(arrays)
+    values = {"vocab": ["é", "b"], "shape": [2, 3], "count": 7}
+    back = unpack(pack({**arrays, **values}))
+    assert sorted(back) == sorted([*arrays, *values])
+    assert {name: back[name] for name in values} == values
     for name, a in arrays.items():
         b = back[name]
         assert (b.dtype, b.shape, b.tolist()) == (np.asarray(a).dtype, np.shape(a), np.asarray(a).tolist()), name
