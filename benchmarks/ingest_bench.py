@@ -251,8 +251,8 @@ def phases(
     for p in principals:
         engine.view(p.groups)
     lap(f"views ({len(principals)} principals)")
-    engine.entities  # noqa: B018 - a cached property
-    lap("entity index")
+    engine.derive()
+    lap("entity index and evidence check")
     for p in principals:
         engine.view(p.groups).entities  # noqa: B018 - a cached property
     lap("entity views")

@@ -12,7 +12,7 @@ import re
 import reprlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import yaml
 
@@ -82,9 +82,14 @@ class Doc:
         return self.document or self.id
 
     def readable_by(self, groups: frozenset[str]) -> bool:
-        """hoprag's own permission check: a caller reads a document sharing any of its groups.
-        (A store may enforce a second one of its own, e.g. PostgreSQL row-level security.)"""
-        return not self.groups.isdisjoint(groups)
+        """hoprag's own permission check (:func:`shares`); a store may enforce a second one of its
+        own, e.g. PostgreSQL row-level security."""
+        return shares(self.groups, groups)
+
+
+def shares(doc_groups: frozenset[str], caller_groups: frozenset[str]) -> bool:
+    """hoprag's own permission check: a caller reads a document sharing any of its groups."""
+    return not doc_groups.isdisjoint(caller_groups)
 
 
 @dataclass(frozen=True)
@@ -114,7 +119,7 @@ class CorpusError(ValueError):
 class Corpus:
     """Validated documents plus the relation lexicon they are read with."""
 
-    docs: tuple[Doc, ...]
+    docs: Sequence[Doc]
     lexicon: Lexicon
     root: Path | None = None
     allowlist: tuple[str, ...] | None = None

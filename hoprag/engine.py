@@ -8,16 +8,20 @@ from __future__ import annotations
 
 import threading
 from functools import cached_property
+from itertools import compress
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
-from .cache import Derived, Lru, load_or_build
+import numpy as np
+
+from .cache import Derived, Lru, load_or_build, pack, unpack
 from .claims import Claim, Claims
 from .corpus import Corpus, Doc, load_corpus
 from .entities import FORMAT as ENTITY_FORMAT, EntityIndex
 from .graph import Graph, build_graph
 from .grep import grep
 from .integrity import Provenance, admit, supported
+from .passages import Passages
 from .read import FactTable, Triple, extract_facts, facts_from
 from .search import Hit, Searcher, View
 from .settings import Settings, ranker_for
@@ -25,6 +29,8 @@ from .settings import Settings, ranker_for
 if TYPE_CHECKING:
     from .store import Snapshot
 
+#: The layout of the persisted evidence check (:meth:`Engine._citing`): another one is a cache miss.
+EVIDENCE_FORMAT = "1"
 #: A store's own permission check: the passage ids it returns to a group set.
 Guard = Callable[[frozenset[str]], frozenset[str]]
 
@@ -39,23 +45,20 @@ class Engine:
         (:meth:`from_snapshot`); ``guard`` is the store's own permission check (PostgreSQL row-level
         security), enforced on top of hoprag's."""
         self.corpus = corpus
+        self.passages = Passages.of(corpus.docs)
         self.lexicon = corpus.lexicon
         self.ranker = ranker_for(corpus, ranker)
         self.generation = generation
         self.cache = cache
-        self._entity_lock = threading.Lock()
+        self._once = threading.Lock()  # corpus-wide structures (entity index, evidence) are built once
         self._guard = guard
         self._guarded: Lru[frozenset[str], frozenset[str]] = Lru(64)
-        self.searcher = Searcher(corpus.docs, self.ranker, entities=lambda: self.entities, cache=cache,
-                                 permits=self.permits)
+        self.searcher = Searcher(self.passages, self.ranker, entities=lambda: self.entities, cache=cache,
+                                 rows=self.rows)
         self.provenance = Provenance(corpus.allowlist)
-        self._docs = corpus.by_id()
-        self._facts = dict(facts) if facts is not None else {d.id: extract_facts(d, self.lexicon) for d in corpus.docs}
+        #: Each passage's facts; a passage absent states none (a store keeps only those that state some).
+        self._facts = dict(facts) if facts is not None else {d.id: extract_facts(d, self.lexicon) for d in self.passages}
         self._evidence: dict[str, tuple[Triple, ...]] = {}
-        self._parts: dict[str, list[Doc]] = {}
-        for d in corpus.docs:
-            if d.document:
-                self._parts.setdefault(d.document, []).append(d)
         self._graphs: Lru[frozenset[str], Graph] = Lru(64)
         self._claims: Lru[frozenset[str], Claims] = Lru(64)
         #: Set by a server once every principal's structures are built (``GET /health`` reports it).
@@ -89,10 +92,10 @@ class Engine:
     @cached_property
     def entities(self) -> EntityIndex:
         """The corpus-wide entity vocabulary and mentions, built on first use (prose rankers and walks)."""
-        with self._entity_lock:
+        with self._once:
             return load_or_build(self.cache, "entities", ENTITY_FORMAT,
-                                 lambda blob: EntityIndex.from_bytes(self.docs, self.lexicon, blob),
-                                 lambda: EntityIndex(self.docs, self.lexicon), EntityIndex.to_bytes)
+                                 lambda blob: EntityIndex.from_bytes(self.passages, self.lexicon, blob),
+                                 lambda: EntityIndex(self.passages, self.lexicon), EntityIndex.to_bytes)
 
     def permits(self, groups: frozenset[str]) -> Callable[[Doc], bool]:
         """The one permission check every caller-facing method applies: hoprag's own
@@ -103,8 +106,28 @@ class Engine:
         key = frozenset(groups)
         if self._guard is None:
             return lambda d: d.readable_by(key)
-        allowed = self._guarded.get(key, lambda: self._guard(key))
+        allowed = self._allowed(key)
         return lambda d: d.readable_by(key) and d.id in allowed
+
+    def rows(self, groups: frozenset[str]) -> np.ndarray:
+        """The rows of :attr:`passages` (ascending) :meth:`permits` lets ``groups`` read -- the same two
+        checks, hoprag's asked once per distinct group set rather than once per passage."""
+        key = frozenset(groups)
+        rows = self.passages.readable_rows(key)
+        if self._guard is None:
+            return rows
+        allowed, ids = self._allowed(key), self.passages.ids
+        return rows[np.fromiter((ids[r] in allowed for r in rows.tolist()), dtype=bool, count=len(rows))]
+
+    def _allowed(self, key: frozenset[str]) -> frozenset[str]:
+        """The ids the store's own check returns to a group set, held for this generation."""
+        assert self._guard is not None
+        return self._guarded.get(key, lambda: self._guard(key))
+
+    def derive(self) -> None:
+        """Build now what every caller's structures are built from (the entity index and the evidence
+        check), once for the corpus; over a store, this loads what an earlier process persisted."""
+        self.entities, self._citing  # noqa: B018 - cached properties
 
     def warm(self, groups: frozenset[str]) -> None:
         """Build now what a caller's requests read (their index, term weights, prose graph, relation graph
@@ -118,14 +141,15 @@ class Engine:
         return self.searcher.view(groups)
 
     @property
-    def docs(self) -> tuple[Doc, ...]:
-        return self.corpus.docs
+    def docs(self) -> Passages:
+        return self.passages
 
     def facts(self, doc: Doc) -> tuple[Triple, ...]:
         """The reader's triples for a document (extracted once at load)."""
-        if doc.id in self._facts:
-            return self._facts[doc.id]
-        return extract_facts(doc, self.lexicon)
+        found = self._facts.get(doc.id)
+        if found is not None:
+            return found
+        return () if self.passages.row(doc.id) is not None else extract_facts(doc, self.lexicon)
 
     def evidence(self, doc: Doc) -> tuple[Triple, ...]:
         """Facts that may be cited: from an admitted document, each with its support span in the text.
@@ -138,7 +162,7 @@ class Engine:
         facts = self.facts(doc)
         if not facts or not self.provenance.admits(doc):
             return ()
-        if self._docs.get(doc.id) is not doc:  # not this corpus's passage: nothing to remember it by
+        if self.passages.get(doc.id) != doc:  # not this corpus's passage: nothing to remember it by
             return tuple(t for t in facts if supported(t, doc))
         found = self._evidence.get(doc.id)
         if found is None:  # every caller's graph reads the same passages: check each support span once
@@ -147,7 +171,12 @@ class Engine:
 
     def _whole(self, doc: Doc) -> list[Doc] | None:
         """The passages of ``doc`` when it is a whole document joined by :meth:`document`, else ``None``."""
-        return None if doc.id in self._docs else self._parts.get(doc.id)
+        return None if self.passages.row(doc.id) is not None else self._parts(doc.id)
+
+    def _parts(self, document: str) -> list[Doc] | None:
+        """The passages of a chunked document, in order (``None``: no such document)."""
+        rows = self.passages.parts().get(document)
+        return [self.passages[r] for r in rows] if rows else None
 
     def admit(self, hits: Sequence[Doc]) -> tuple[list[Doc], list[str]]:
         """The integrity gate with this corpus's provenance controls."""
@@ -167,14 +196,14 @@ class Engine:
 
     def fetch(self, doc_id: str, groups: frozenset[str]) -> Doc | None:
         """A document by id, or ``None`` -- the same for unknown and unauthorized ids."""
-        doc = self._docs.get(doc_id)
+        doc = self.passages.get(doc_id)
         return doc if doc is not None and self.permits(groups)(doc) else None
 
     def document(self, doc_id: str, groups: frozenset[str]) -> Doc | None:
         """The whole document a passage id or document id belongs to: its passages joined in order,
         ``None`` alike for unknown and unauthorized ids (a document's passages share its groups)."""
-        doc = self._docs.get(doc_id)
-        parts = self._parts.get(doc.document_id if doc else doc_id)
+        doc = self.passages.get(doc_id)
+        parts = self._parts(doc.document_id if doc else doc_id)
         if not parts:
             return self.fetch(doc_id, groups)
         if not all(map(self.permits(groups), parts)):
@@ -186,20 +215,53 @@ class Engine:
     def graph(self, groups: frozenset[str]) -> Graph:
         """The caller's trusted, authorized entity graph (built once per group set)."""
         key = frozenset(groups)
-        evidence = self._evidence
-        return self._graphs.get(key, lambda: build_graph(self._citing, self.permits(key), lambda d: evidence[d.id]))
+
+        def build() -> Graph:
+            ids, updated, evidence = self.passages.ids, self.passages.updated, self._evidence
+            mine = np.intersect1d(self._citing, self.rows(key), assume_unique=True).tolist()
+            return build_graph((ids[r], updated[r], evidence[ids[r]]) for r in mine)
+
+        return self._graphs.get(key, build)
 
     @cached_property
-    def _citing(self) -> tuple[Doc, ...]:
-        """The passages with citable facts, in corpus order: the only ones that can add an edge. Their
-        evidence is checked here, in one pass, once for every caller's graph (:meth:`evidence` reads it)."""
-        admits, found, citing = self.provenance.admits, self._evidence, []
+    def _citing(self) -> np.ndarray:
+        """The rows (ascending) of passages with citable facts: the only ones that can add an edge.
+        Their evidence is checked once for every caller's graph, and persisted like a view (so a
+        store's next process reads it rather than every passage); :meth:`evidence` reads it."""
+        with self._once:
+            found = load_or_build(self.cache, "evidence", EVIDENCE_FORMAT, self._read_evidence, self._check_evidence,
+                                  self._write_evidence)
+        self._evidence.update(found)
+        return np.sort(np.fromiter(map(self.passages.row, found), dtype=np.int64, count=len(found)))
+
+    def _check_evidence(self) -> dict[str, tuple[Triple, ...]]:
+        """The integrity gate over every passage stating facts, in one pass: the facts of admitted
+        passages with their support span in the text (none for a passage that has no such fact)."""
+        admits, found = self.provenance.admits, {}
         for pid, facts in self._facts.items():
-            doc = self._docs.get(pid)
-            if facts and doc is not None and admits(doc):
-                if found.setdefault(pid, tuple(t for t in facts if supported(t, doc))):
-                    citing.append(doc)
-        return tuple(citing)
+            doc = self.passages.get(pid) if facts else None
+            if doc is not None and admits(doc):
+                kept = tuple(t for t in facts if supported(t, doc))
+                if kept:
+                    found[pid] = kept
+        return found
+
+    def _write_evidence(self, found: Mapping[str, tuple[Triple, ...]]) -> bytes:
+        """Which passages cite, and which of each one's facts the gate kept (one flag per fact)."""
+        keep = [t in kept for pid, kept in found.items() for t in self._facts[pid]]
+        rows = [self.passages.row(pid) for pid in found]
+        return pack({"rows": np.array(rows, dtype=np.int64), "keep": np.array(keep, dtype=np.uint8)})
+
+    def _read_evidence(self, blob: bytes) -> dict[str, tuple[Triple, ...]] | None:
+        f = unpack(blob)
+        if f is None:
+            return None
+        ids, keep, at, found = self.passages.ids, f["keep"].tolist(), 0, {}
+        for row in f["rows"].tolist():
+            facts = self._facts[ids[row]]
+            found[ids[row]] = tuple(compress(facts, keep[at:at + len(facts)]))
+            at += len(facts)
+        return found
 
     def contested(self, groups: frozenset[str]) -> Claims:
         """What is contested in the caller's graph (built once per group set, from that graph alone)."""
@@ -217,4 +279,5 @@ class Engine:
         return tuple(contested.of(p.id, t) for p in parts for t in self.evidence(p))
 
     def grep(self, needle: str, groups: frozenset[str], k: int | None = None) -> list[tuple[str, str]]:
-        return grep(self.docs, self.permits(groups), needle, k)
+        readable = self.permits(groups)
+        return grep(self.passages.take(self.rows(groups)), readable, needle, k)

@@ -24,6 +24,7 @@ from scipy import sparse
 from .cache import pack, unpack
 from .corpus import Doc
 from .lexicon import Lexicon
+from .passages import Passages
 from .read import extract_facts
 from .tokens import STOP, fold, tokenize
 
@@ -145,8 +146,7 @@ class EntityIndex:
     """Corpus-wide entity vocabulary and passage-entity mentions, built once at load."""
 
     def __init__(self, docs: Sequence[Doc], lexicon: Lexicon):
-        self.docs, self.lexicon = tuple(docs), lexicon
-        self.row = {d.id: i for i, d in enumerate(self.docs)}
+        self.docs, self.lexicon = Passages.of(docs), lexicon
         self.units: list[tuple[Unit, ...] | None] = [units(d, lexicon) for d in self.docs]
         titles = [title_base(d.title) for d in self.docs]
         keys = [[norm(e) for e, _ in u] for u in self.units]
@@ -212,8 +212,7 @@ class EntityIndex:
         if arrays is None:
             return None
         index = cls.__new__(cls)
-        index.docs, index.lexicon = tuple(docs), lexicon
-        index.row = dict(zip((d.id for d in index.docs), range(len(index.docs))))
+        index.docs, index.lexicon = Passages.of(docs), lexicon
         index.units = [None] * len(index.docs)
         keys = arrays["vocab"]
         index.vocab = dict(zip(keys, range(len(keys))))
@@ -287,7 +286,7 @@ class EntityView:
 
     def units(self, doc_id: str) -> tuple[Unit, ...]:
         """The ``(entity, context)`` pairs of a passage of this view (nothing for any other id)."""
-        row = self.index.row.get(doc_id)
+        row = self.index.docs.row(doc_id)
         return self.index.units_of(row) if self.local(row) is not None else ()
 
     def stated(self, doc_id: str, limit: int = 20, contexts: int = 10, chars: int = 300
@@ -347,7 +346,7 @@ class EntityView:
             return []
         seed_p, seed_e = np.zeros(n_p), np.zeros(n_e)
         for doc_id in seeds:
-            i = self.local(self.index.row.get(doc_id))
+            i = self.local(self.index.docs.row(doc_id))
             if i is not None:
                 seed_p[i] = 1.0
         for j in self.index.entities_in(question):
@@ -364,4 +363,4 @@ class EntityView:
             p, e = (1 - alpha) * (to_passage @ e) + alpha * seed_p, (1 - alpha) * (to_entity @ p) + alpha * seed_e
         p = np.round(p, 12)  # summation order differs with the matrix shape: ulp noise must not reorder or show
         order = np.lexsort((np.arange(n_p), -p))[:k]
-        return [(self.index.docs[int(self.rows[i])].id, float(p[i])) for i in order if p[i] > 0]
+        return [(self.index.docs.ids[int(self.rows[i])], float(p[i])) for i in order if p[i] > 0]

@@ -9,9 +9,8 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
-from .corpus import Doc
 from .read import Triple
 from .verdict import Resolution, Verdict, resolve
 from .walk import reach
@@ -50,21 +49,15 @@ class Graph:
         return len(self._edges)
 
 
-def build_graph(docs: Iterable[Doc], readable: Callable[[Doc], bool], evidence: Callable[[Doc], Sequence[Triple]]) -> Graph:
-    """Build the caller's graph from the documents they may read (``readable``: the engine's check).
-
-    ``evidence`` yields a document's citable facts -- nothing for one the integrity gate drops.
-    """
+def build_graph(stated: Iterable[tuple[str, dt.date | None, Sequence[Triple]]]) -> Graph:
+    """Build a caller's graph from ``(doc id, updated, evidence)`` of each document with citable facts
+    that they may read, in corpus order (the engine applies its permission check and the integrity
+    gate to choose them)."""
     graph = Graph()
-    for d in docs:
-        if not readable(d):
-            continue
-        facts = evidence(d)
-        if not facts:
-            continue
-        graph.updated[d.id] = d.updated
+    for doc_id, updated, facts in stated:
+        graph.updated[doc_id] = updated
         for s, r, o in facts:
-            graph.add((s, r, o, d.id))
+            graph.add((s, r, o, doc_id))
     return graph
 
 

@@ -31,6 +31,7 @@ from .cache import Derived, Lru, load_or_build, pack, unpack
 from .corpus import Doc
 from .entities import EntityIndex, EntityView
 from .lexicon import Lexicon
+from .passages import Passages
 from .tokens import fold, tokenize
 
 RANKERS = ("overlap", "bm25", "bm25-titles")
@@ -125,8 +126,9 @@ class View:
 
     def __init__(self, docs: Sequence[Doc], rows: Sequence[int], scorer: _Scorer, titled: bool,
                  entities: Callable[[], EntityIndex], id_rank: np.ndarray):
-        """``id_rank``: each of the view's documents' place in id order (any order-preserving numbers)."""
-        self.docs, self.rows = tuple(docs), list(rows)
+        """``docs``: the view's documents (the corpus's ``rows``); ``id_rank``: each one's place in id
+        order (any order-preserving numbers)."""
+        self.docs, self.rows = docs, rows
         self.scorer, self.titled = scorer, titled
         self._entity_index = entities
         self.id_rank = id_rank
@@ -197,15 +199,16 @@ class Searcher:
 
     def __init__(self, docs: Sequence[Doc], ranker: str = "overlap", max_views: int = 64,
                  entities: Callable[[], EntityIndex] | None = None, cache: Derived | None = None,
-                 permits: Callable[[frozenset[str]], Callable[[Doc], bool]] | None = None):
+                 rows: Callable[[frozenset[str]], np.ndarray] | None = None):
         """``cache``: persisted BM25 views (a store's), read before building and written after;
-        ``permits``: the engine's permission check for a group set (default: :meth:`Doc.readable_by`)."""
+        ``rows``: the engine's permission check for a group set, as the rows it may read (default:
+        :meth:`Passages.readable_rows`)."""
         if ranker not in RANKERS:
             raise ValueError(f"unknown ranker {ranker!r}; choose one of {', '.join(RANKERS)}")
-        self.docs, self.ranker, self.cache = tuple(docs), ranker, cache
+        self.docs, self.ranker, self.cache = Passages.of(docs), ranker, cache
         self._entities = entities or (lambda: EntityIndex(self.docs, Lexicon(())))
         self._views: Lru[frozenset[str], View] = Lru(max_views)
-        self._permits = permits or (lambda groups: lambda d: d.readable_by(groups))
+        self._readable = rows or self.docs.readable_rows
 
     @cached_property
     def _overlap_counts(self) -> tuple[dict[str, int], sparse.csr_matrix]:
@@ -242,7 +245,7 @@ class Searcher:
     @cached_property
     def _id_rank(self) -> np.ndarray:
         """Each document's place in id order, once for the corpus: a view's ties break by its rows' ranks."""
-        order = np.argsort(np.array([d.id for d in self.docs], dtype=object), kind="stable")
+        order = np.argsort(np.array(self.docs.ids, dtype=object), kind="stable")
         rank = np.empty(len(self.docs), dtype=np.int64)
         rank[order] = np.arange(len(self.docs))
         return rank
@@ -252,15 +255,10 @@ class Searcher:
         """Every document's BM25 tokens, on the first view that must be built (not loaded)."""
         return [tokenize(analysed(d)) for d in self.docs]
 
-    def authorized(self, groups: frozenset[str]) -> list[int]:
-        """Indices of the documents any of ``groups`` may read."""
-        readable = self._permits(groups)
-        return [i for i, d in enumerate(self.docs) if readable(d)]
-
     def _build(self, groups: frozenset[str]) -> View:
-        rows = self.authorized(groups)
-        docs = [self.docs[i] for i in rows]
-        if not rows:
+        rows = self._readable(groups)
+        docs = self.docs.take(rows)
+        if not len(rows):
             scorer: _Scorer = _Overlap(sparse.csc_matrix((0, 1)), {})
         elif self.ranker == "overlap":
             vocab, matrix = self._overlap_counts

@@ -133,7 +133,7 @@ def index(
                 if progress:
                     progress("building the derived data servers load at start ...")
                 seconds = prepare(opened, principals, ranker)
-                typer.echo(f"derived data ready in {seconds:.1f} s (the entity index"
+                typer.echo(f"derived data ready in {seconds:.1f} s (the packed passages, entity index and evidence"
                            + (f"; the views of {len(principals)} principals)" if principals else
                               "; pass --access to build the principals' views too)"))
         finally:

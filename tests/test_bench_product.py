@@ -3,7 +3,6 @@ the real MCP server over HTTP give identical ranked passage ids, hop by hop."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from types import SimpleNamespace
 

@@ -23,7 +23,8 @@ from benchmarks import replicas as bench
 from benchmarks.ingest_bench import until_serving
 from benchmarks.pgcluster import Cluster
 from conftest import ServerProcess
-from hoprag.corpus import Corpus, Doc
+from hoprag import corpus
+from hoprag.corpus import Corpus
 from hoprag.engine import Engine
 from hoprag.ingest import index
 from hoprag.read import extract_facts
@@ -88,7 +89,7 @@ def test_row_level_security_returns_only_the_callers_rows(database, tmp_path, po
 
 def test_a_broken_inprocess_filter_still_shows_nothing_unreadable_over_postgresql(database, tmp_path, monkeypatch):
     indexed(database, tmp_path)
-    monkeypatch.setattr(Doc, "readable_by", lambda self, groups: True)  # hoprag's own check, broken
+    monkeypatch.setattr(corpus, "shares", lambda doc_groups, caller_groups: True)  # hoprag's own check, broken
     engine = Engine.from_snapshot(open_store(database).snapshot(EVERYONE))
     eng = frozenset({"engineering"})
     assert [h.doc.id for h in engine.search("Heron budget annual dollars", eng, 20)] and \
@@ -129,7 +130,7 @@ def test_permission_property_over_postgresql(database):
 
 def test_permission_property_over_postgresql_with_the_inprocess_filter_broken(database, monkeypatch):
     """Row-level security alone keeps every answer equal to one over the caller's documents."""
-    monkeypatch.setattr(Doc, "readable_by", lambda self, groups: True)
+    monkeypatch.setattr(corpus, "shares", lambda doc_groups, caller_groups: True)
     tally = run_property(PgEngines(database), PROBES // 2, derandomize=True, database=None)
     assert tally.mcp >= PROBES // 2 and tally.hidden
     with pytest.raises(AssertionError, match="depends on unreadable documents|leaked|differs from an unknown id"):

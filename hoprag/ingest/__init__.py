@@ -190,8 +190,9 @@ def index(src: Path, store: Store, groups: Sequence[str] = (), max_bytes: int = 
 
 def prepare(store: Store, principals: Sequence[frozenset[str]] = (), ranker: str | None = None) -> float:
     """Build and persist, over the store's newest generation, the derived data a server would
-    otherwise build at its first start: the entity index, and with ``principals`` (each one's
-    groups) their search views and term weights, so servers start by loading. Seconds taken.
+    otherwise build at its first start: the packed passages, the entity index and the evidence check,
+    and with ``principals`` (each one's groups) their search views and term weights, so servers
+    start by loading. Seconds taken.
 
     A store that enforces its own permissions keys its derived data by who reads it (the union of
     ``principals``' groups, as ``hoprag serve`` reads it), so it needs ``principals``. ``ranker``:
@@ -201,8 +202,8 @@ def prepare(store: Store, principals: Sequence[frozenset[str]] = (), ranker: str
 
     start = time.perf_counter()
     readers = frozenset().union(*principals) if principals else None
-    engine = Engine.from_snapshot(store.snapshot(readers), ranker)
-    engine.entities  # noqa: B018 - a cached property: load, or build and save
+    engine = Engine.from_snapshot(store.snapshot(readers), ranker)  # packs the passages for the next reader
+    engine.derive()
     for groups in principals:
         engine.warm(groups)
     return time.perf_counter() - start

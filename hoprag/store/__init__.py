@@ -21,6 +21,7 @@ from ..corpus import Doc
 from ..lexicon import Lexicon, Relation
 from ..read import Triple
 from ..cache import Derived
+from ..passages import Passages
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,11 @@ class Changes:
     delete: list[str] = field(default_factory=list)
 
 
+#: The derived-data kind a generation's passages persist under, packed (:meth:`Passages.to_bytes`): a
+#: snapshot reads that one blob rather than every row, and writes it when it had to read the rows.
+PASSAGES = "passages"
+
+
 @dataclass(frozen=True)
 class Snapshot:
     """Everything an engine needs, read at one generation; ``derived`` persists what engines build
@@ -69,8 +75,8 @@ class Snapshot:
     ``guard`` (a store that enforces permissions itself) returns the passage ids a group set may read."""
 
     generation: int
-    docs: tuple[Doc, ...]
-    facts: dict[str, tuple[Triple, ...]]
+    docs: Passages
+    facts: dict[str, tuple[Triple, ...]]  # only passages that state facts
     config: Config
     derived: Derived | None = None
     guard: Callable[[frozenset[str]], frozenset[str]] | None = None  # the store's own permission check

@@ -14,7 +14,6 @@ A commit bumps the generation and notifies :data:`CHANNEL` in the same transacti
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import logging
 import re
@@ -24,7 +23,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
 from ..corpus import Doc
-from . import Changes, Config, Snapshot, StoreError, redact
+from ..passages import FORMAT as PASSAGES_FORMAT, Passages
+from . import PASSAGES, Changes, Config, Snapshot, StoreError, redact
 
 log = logging.getLogger("hoprag.store")
 SCHEMA_VERSION = "1"
@@ -231,17 +231,25 @@ class PostgresStore:
             raise StoreError(f"{self.name}: a PostgreSQL store is read for the principals of an access file "
                              "(pass --access FILE)")
         who = frozenset(readers)
+        derived = (PASSAGES, PASSAGES_FORMAT)
 
-        def read(db: Any) -> tuple[int, Config, list[tuple]]:
+        def read(db: Any) -> tuple[int, Config, Any, list[tuple]]:
             with db.transaction():
                 db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")  # one generation throughout
                 self._reading(db, who)
                 generation = int(self._meta(db, "generation") or 0)
                 config = Config.from_json(json.loads(self._meta(db, "config") or "{}"))
-                rows = db.execute(f"SELECT {_COLUMNS} FROM hoprag.passages ORDER BY file, document, position").fetchall()
-            return generation, config, rows
+                found = db.execute("SELECT data FROM hoprag.derived WHERE generation = %s AND readers = %s AND kind = %s "
+                                   "AND key = %s", (generation, sorted(who), *derived)).fetchone()
+                packed = Passages.from_bytes(bytes(found[0])) if found else None
+                rows = [] if packed else db.execute(
+                    f"SELECT {_COLUMNS} FROM hoprag.passages ORDER BY file, document, position").fetchall()
+            return generation, config, packed, rows
 
-        generation, config, rows = self._run(read)
+        generation, config, packed, rows = self._run(read)
+        cache = _Derived(self, generation, tuple(sorted(who)))
+        if packed is not None:
+            return Snapshot(generation, *packed, config, cache, self.readable)
         docs, facts = [], {}
         group_sets: dict[tuple[str, ...], frozenset[str]] = {}  # most passages share a few group sets
         for (pid, _, document, position, section, title, text, groups, trusted, source, updated, triples,
@@ -253,9 +261,11 @@ class PostgresStore:
             docs.append(Doc(pid, text, gs, trusted, title, source, updated,
                             tuple(map(tuple, triples)) if triples is not None else None,
                             "" if document == pid else document, position, section))
-            facts[pid] = tuple(map(tuple, fact_rows))
-        return Snapshot(generation, tuple(docs), facts, config, _Derived(self, generation, tuple(sorted(who))),
-                        self.readable)
+            if fact_rows:
+                facts[pid] = tuple(map(tuple, fact_rows))
+        passages = Passages.of(docs)
+        cache.save(*derived, passages.to_bytes(facts))  # the next replica start reads one blob
+        return Snapshot(generation, passages, facts, config, cache, self.readable)
 
     def readable(self, groups: frozenset[str]) -> frozenset[str]:
         """The passage ids row-level security returns to ``groups`` (the engine's guard). Failing,

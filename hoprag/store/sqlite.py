@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..corpus import Doc
-from . import Changes, Config, Snapshot, StoreError
+from ..passages import FORMAT as PASSAGES_FORMAT, Passages
+from . import PASSAGES, Changes, Config, Snapshot, StoreError
 
 log = logging.getLogger("hoprag.store")
 SCHEMA_VERSION = "1"
@@ -145,9 +146,15 @@ class SqliteStore:
             try:
                 generation = int(self._meta("generation") or 0)
                 config = Config.from_json(json.loads(self._meta("config") or "{}"))
-                rows = db.execute(_SNAPSHOT).fetchall()
+                found = db.execute("SELECT data FROM derived WHERE generation = ? AND kind = ? AND key = ?",
+                                   (generation, PASSAGES, PASSAGES_FORMAT)).fetchone()
+                packed = Passages.from_bytes(found[0]) if found else None
+                rows = db.execute(_SNAPSHOT).fetchall() if packed is None else []
             finally:
                 db.execute("COMMIT")
+        derived = _Derived(self, generation)
+        if packed is not None:
+            return Snapshot(generation, *packed, config, derived)
         docs, stated = [], []
         group_sets: dict[str, frozenset[str]] = {}  # most passages share a few group sets and dates:
         days: dict[str, dt.date] = {}  # share the objects
@@ -166,9 +173,10 @@ class SqliteStore:
                 stated.append((pid, fact_json))
         # One JSON parse for every passage's facts, not one per passage.
         parsed = json.loads(f"[{','.join(f for _, f in stated)}]")
-        facts = dict.fromkeys((d.id for d in docs), ())
-        facts.update((pid, tuple(map(tuple, f))) for (pid, _), f in zip(stated, parsed))
-        return Snapshot(generation, tuple(docs), facts, config, _Derived(self, generation))
+        facts = {pid: tuple(map(tuple, f)) for (pid, _), f in zip(stated, parsed) if f}
+        passages = Passages.of(docs)
+        derived.save(PASSAGES, PASSAGES_FORMAT, passages.to_bytes(facts))  # the next start reads one blob
+        return Snapshot(generation, passages, facts, config, derived)
 
     def load_derived(self, generation: int, kind: str, key: str) -> bytes | None:
         try:
