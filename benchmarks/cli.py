@@ -84,14 +84,14 @@ def _register() -> None:
     """Mount the other benchmarks: each module owns its command's options."""
     from .acl_recall import acl
     from .chapter.bench import chapter
-    from .ingest_bench import ingest, phases
+    from .ingest_bench import ingest, phases, side_by_side
     from .load import load, soak
     from .replicas import replicas
     from .server_bench import scale, server
 
     for name, command in (("chapter", chapter), ("server", server), ("scale", scale), ("load", load),
                           ("soak", soak), ("acl", acl), ("ingest", ingest), ("startup-phases", phases),
-                          ("replicas", replicas)):
+                          ("cold-start", side_by_side), ("replicas", replicas)):
         bench_app.command(name)(command)
 
 

@@ -38,10 +38,10 @@ _URL = re.compile(r"(http://[\w.:\[\]-]+)/(?:mcp|search)")
 class ServerProcess:
     """A server subprocess on 127.0.0.1 that prints its URL on stderr once it is ready to serve."""
 
-    def __init__(self, argv: Sequence[str], timeout: float = 900.0):
+    def __init__(self, argv: Sequence[str], timeout: float = 900.0, cwd: Path | None = None):
         start = time.perf_counter()
         self.argv = list(argv)
-        self.proc = subprocess.Popen(self.argv, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+        self.proc = subprocess.Popen(self.argv, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, cwd=cwd)
         self.log: deque[str] = deque(maxlen=40)
         found: list[str] = []
         ready = threading.Event()

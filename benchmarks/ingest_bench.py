@@ -12,11 +12,12 @@ import gc
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 import httpx
 import typer
@@ -97,12 +98,12 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def cold_start(argv: list[str], token: str, query: str) -> dict[str, Any]:
+def cold_start(argv: list[str], token: str, query: str, cwd: Path | None = None) -> dict[str, Any]:
     """Launch to listening, to the first search answered (the cold start a caller sees: the server
     listens once its corpus is loaded and builds this caller's structures on the first request), and
     to every principal warm (``GET /health``)."""
     launched = time.perf_counter()
-    with ServerProcess(argv) as proc:
+    with ServerProcess(argv, cwd=cwd) as proc:
         ready = cpu_s(proc.pid)
         first = first_search(proc, token, query)
         answered = time.perf_counter() - launched
@@ -216,6 +217,38 @@ def table(report: dict[str, Any]) -> str:
         lines.append(f"| {name} | {s['startup_s']:.2f} | {s['startup_cpu_s']:.2f} | {s['first_answer_s']:.2f} | "
                      f"{s['first_answer_cpu_s']:.2f} | {s['warm_s']:.2f} | {s['rss_mb']:.0f} |")
     return "\n".join(lines)
+
+
+def side_by_side(
+    store: Path = typer.Option(..., "--store", help="A store built by `hoprag index` (with --access, so both load)."),
+    access: Path = typer.Option(..., "--access", help="Its access file; its first token asks."),
+    query: str = typer.Option(..., "--query", help="The search the first answer is timed on (must find something)."),
+    against: Optional[Path] = typer.Option(None, "--against", help="Another checkout of hoprag (say the previous "
+                                           "commit, `git worktree add`): its server alternates with this one's."),
+    runs: int = typer.Option(5, "--runs", min=1, help="Launches of each server."),
+    ranker: str = typer.Option("bm25-titles", "--ranker"),
+) -> dict[str, Any]:
+    """Serve cold start from a store, this checkout against another one, launches alternating (a noisy
+    machine slows both alike): medians of launch to listening, to the first search answered, to warm."""
+    from hoprag.access import load_access
+
+    token = next(iter(load_access(access).tokens))
+    argv = [sys.executable, "-m", "mcp_server", "--transport", "http", "--port", "0", "--ranker", ranker,
+            "--store", str(store), "--access", str(access)]
+    trees = {"this checkout": Path(__file__).resolve().parent.parent, **({"--against": against.resolve()} if against else {})}
+    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
+    for _ in range(runs):
+        for name, tree in trees.items():  # `python -m mcp_server` imports from the working directory first
+            rows[name].append(cold_start(argv, token, query, cwd=tree))
+    lines = ["| server | listening s | first search answered s (min–max) | every principal warm s | RSS MB |",
+             "|---|---|---|---|---|"]
+    for name, got in rows.items():
+        med = {k: statistics.median(r[k] for r in got) for k in ("startup_s", "first_answer_s", "warm_s", "rss_mb")}
+        first = [r["first_answer_s"] for r in got]
+        lines.append(f"| {name} ({trees[name]}) | {med['startup_s']:.2f} | {med['first_answer_s']:.2f} "
+                     f"({min(first):.2f}–{max(first):.2f}) | {med['warm_s']:.2f} | {med['rss_mb']:.0f} |")
+    typer.echo("\n".join(lines))
+    return rows
 
 
 def phases(

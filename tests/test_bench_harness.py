@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from benchmarks import synthetic
 from benchmarks.chapter.bench import chapter
 from benchmarks.httpload import ENDPOINTS, have_wrk
+from benchmarks.ingest_bench import ingest, side_by_side
 from benchmarks.load import load, soak
 from benchmarks.server_bench import expected, scale, server, wrong_samples
 from hoprag.corpus import load_corpus
@@ -19,8 +20,8 @@ from hoprag.engine import Engine
 from hoprag.settings import DEMO_CORPUS
 
 app = typer.Typer()
-for command in (server, scale, load, soak):
-    app.command(command.__name__)(command)
+for command in (server, scale, load, soak, ingest, side_by_side):
+    app.command(command.__name__.replace("_", "-"))(command)
 
 
 def invoke(*args: str) -> None:
@@ -71,6 +72,21 @@ def test_scale_bench_on_a_tiny_synthetic_corpus(tmp_path):
     assert row["in_process"]["rss_mb"] > 0 and row["in_process"]["search"]["p50_ms"] > 0
     assert row["mcp-2025-11-25"]["errors"] == 0 and row["bare"]["errors"] == 0
     assert (tmp_path / "scale.png").stat().st_size > 0
+
+
+def test_ingest_and_cold_start_benches_serve_from_the_store_they_index(tmp_path):
+    invoke("ingest", "--files", "30", "--passages", "300", "--out", str(tmp_path))
+    report = read(tmp_path / "ingest.json")
+    assert report["index"]["passages_written"] == 30 and report["reindex_one_changed"]["passages_written"] == 1
+    assert report["index_jsonl"]["passages"] == 300 and report["reload"]["reload_s"] > 0
+    for start in report["cold_start"].values():
+        assert 0 < start["startup_s"] <= start["first_answer_s"] <= start["warm_s"]
+    query = json.loads((tmp_path / "corpus-300" / "queries.json").read_text())[0]
+    result = CliRunner().invoke(app, ["side-by-side", "--store", str(tmp_path / "store-300.db"), "--access",
+                                      str(tmp_path / "corpus-300" / "access.yaml"), "--query", query, "--runs", "1",
+                                      "--against", str(Path(__file__).resolve().parent.parent)])
+    assert result.exit_code == 0, result.output
+    assert result.output.count("| this checkout") == 1 and result.output.count("| --against") == 1
 
 
 def test_load_checks_answers_against_the_engine(tmp_path):
