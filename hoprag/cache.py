@@ -103,14 +103,18 @@ def pack(fields: dict[str, Any]) -> bytes:
 
 
 def unpack(blob: bytes) -> dict[str, Any] | None:
-    """The fields :func:`pack` wrote (arrays as read-only views of ``blob``); ``None`` for another layout."""
+    """The fields :func:`pack` wrote (arrays as read-only views of ``blob``); ``None`` for another
+    layout or a damaged blob (a truncated one, say): derived data that cannot be read is rebuilt."""
     if not blob.startswith(MAGIC):
         return None
-    at = len(MAGIC) + 8
-    body = at + int.from_bytes(blob[len(MAGIC):at], "little")
-    head = json.loads(blob[at:body])
-    fields: dict[str, Any] = head["values"]
-    for name, dtype, shape, offset in head["arrays"]:
-        count = int(np.prod(shape, dtype=np.int64))
-        fields[name] = np.frombuffer(blob, dtype=np.dtype(dtype), count=count, offset=body + offset).reshape(shape)
+    try:
+        at = len(MAGIC) + 8
+        body = at + int.from_bytes(blob[len(MAGIC):at], "little")
+        head = json.loads(blob[at:body])
+        fields: dict[str, Any] = head["values"]
+        for name, dtype, shape, offset in head["arrays"]:
+            count = int(np.prod(shape, dtype=np.int64))
+            fields[name] = np.frombuffer(blob, dtype=np.dtype(dtype), count=count, offset=body + offset).reshape(shape)
+    except (ValueError, TypeError, KeyError):  # JSON, header or array bounds: not what pack wrote
+        return None
     return fields

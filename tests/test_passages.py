@@ -5,6 +5,7 @@ document-level one."""
 from __future__ import annotations
 
 import datetime as dt
+import sqlite3
 from pathlib import Path
 
 from hypothesis import given, settings, strategies as st
@@ -40,6 +41,8 @@ def test_packed_passages_equal_the_docs_and_facts_they_were_packed_from():
     assert dict(loaded.parts()) == {"c.md": [2]}
     assert loaded[-1] == DOCS[-1] and loaded[1:3] == DOCS[1:3]
     assert Passages.from_bytes(b"hoprag-arrays-1\n" + bytes(64)) is None  # another layout: a cache miss
+    blob = Passages.of(DOCS).to_bytes(FACTS)
+    assert Passages.from_bytes(blob[:len(blob) // 2]) is None  # and so is a damaged one, never a misread
 
 
 def test_a_packed_passage_is_built_when_it_is_read(monkeypatch):
@@ -108,6 +111,9 @@ def test_a_store_starts_from_its_packed_passages_and_evidence(tmp_path: Path, mo
             assert ([(h.doc, h.score) for h in loaded.search(query, groups, 5)]
                     == [(h.doc, h.score) for h in built.search(query, groups, 5)])
             assert all(loaded.evidence(h.doc) == built.evidence(h.doc) for h in built.search(query, groups, 5))
+    with sqlite3.connect(db) as raw:  # damaged on disk: read row by row again, not misread
+        raw.execute("UPDATE derived SET data = substr(data, 1, length(data) / 2) WHERE kind = ?", (PASSAGES,))
+    assert (store.snapshot().docs, store.snapshot().facts) == (first.docs, first.facts)
     (src / "notes" / "new.txt").write_text("Basalt region notes.\n")
     index(src, store, ["engineering"])
     assert store.load_derived(generation, PASSAGES, FORMAT) is None  # an older generation's columns are gone
