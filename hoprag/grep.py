@@ -6,7 +6,7 @@ expensive or malicious regular expression.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Mapping
+from typing import Iterable, Mapping
 
 from .corpus import Doc
 
@@ -25,6 +25,7 @@ def grep_lines(texts: Mapping[str, str], needle: str, k: int | None = None) -> l
     return out
 
 
-def grep(docs: Iterable[Doc], readable: Callable[[Doc], bool], needle: str, k: int | None = None) -> list[tuple[str, str]]:
-    """Literal matches over the documents the caller may read (``readable``: authorization first)."""
-    return grep_lines({d.id: d.text for d in docs if readable(d)}, needle, k)
+def grep(readable: Iterable[Doc], needle: str, k: int | None = None) -> list[tuple[str, str]]:
+    """Literal matches over ``readable``: the documents the caller may read, chosen by the engine's
+    permission check before anything is matched."""
+    return grep_lines({d.id: d.text for d in readable}, needle, k)

@@ -1,10 +1,10 @@
 """A corpus's passages in row order, held as columns so a server starts without building them all.
 
 What the engine reads of *every* passage to start -- its id, its group set (who may read it) and
-its date (which of two conflicting facts is newer) -- is held as plain columns; a :class:`~hoprag.corpus.Doc` is built the first time it is asked for
-and kept. A store persists the columns as one packed blob per generation (:meth:`Passages.to_bytes`),
-so starting over 100,000 passages is one read and no per-passage work, where building every
-``Doc`` from rows took ~0.4 s. An in-memory corpus (:meth:`Passages.of`) has its ``Doc`` objects
+its date (which of two conflicting facts is newer) -- is held as plain columns; a
+:class:`~hoprag.corpus.Doc` is built the first time it is asked for and kept. A store persists the
+columns as one packed blob per generation (:meth:`Passages.to_bytes`), so starting over 100,000
+passages is one read and no per-passage work, where building every ``Doc`` from rows took ~0.4 s. An in-memory corpus (:meth:`Passages.of`) has its ``Doc`` objects
 already.
 """
 
