@@ -84,6 +84,7 @@ def _register() -> None:
     """Mount the other benchmarks: each module owns its command's options."""
     from .acl_recall import acl
     from .chapter.bench import chapter
+    from .docs import docs
     from .ingest_bench import ingest, phases, side_by_side
     from .load import load, soak
     from .replicas import replicas
@@ -91,7 +92,7 @@ def _register() -> None:
 
     for name, command in (("chapter", chapter), ("server", server), ("scale", scale), ("load", load),
                           ("soak", soak), ("acl", acl), ("ingest", ingest), ("startup-phases", phases),
-                          ("cold-start", side_by_side), ("replicas", replicas)):
+                          ("cold-start", side_by_side), ("replicas", replicas), ("docs", docs)):
         bench_app.command(name)(command)
 
 

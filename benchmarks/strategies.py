@@ -21,7 +21,7 @@ from typing import Callable, Sequence
 
 from hoprag.corpus import Corpus, Doc
 from hoprag.search import View
-from hoprag.walk import Budget, BudgetExceeded, Search, bridge_walk
+from hoprag.walk import Budget, BudgetExceeded, Search, bridge_walk, specific
 
 __all__ = ["AGENT", "STRATEGIES", "AgentServer", "BudgetExceeded", "Strategy", "Tools", "agentic", "bm25", "bm25_titles", "graph"]
 
@@ -64,8 +64,9 @@ bm25_titles = bm25  # the same single search, served by the title-aware ranker
 
 
 def agentic(question: str, tools: Tools, k: int = 10) -> list[str]:
-    """The product's bridge walk (:func:`hoprag.walk.bridge_walk`) within the tools' budget."""
-    return bridge_walk(question, tools.raw, tools.view, tools.budget, k).ranked
+    """The product's bridge walk (:func:`hoprag.walk.bridge_walk`) within the tools' budget, bridging on
+    specific names only (:func:`hoprag.walk.specific`), as the agent does."""
+    return bridge_walk(question, tools.raw, tools.view, tools.budget, k, most=specific(len(tools.view.docs))).ranked
 
 
 def graph(question: str, tools: Tools, k: int = 10) -> list[str]:

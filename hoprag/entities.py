@@ -35,8 +35,11 @@ _SPAN = re.compile(r"[A-Z][\w'’.-]*(?:\s+(?:(?:of|the|de|du|la|le|von|van|del|
 #: Sentence ends, except after an initial or a two-letter abbreviation ("Harris W. Fawell", "St. Louis").
 _SENTENCES = re.compile(r"(?<!\b[A-Z]\.)(?<!\b[A-Z][a-z]\.)(?<=[.!?;])\s+|\n+")
 MAX_NGRAM = 8
+#: A sentence's full stop caught at the end of a name ("... depends on Cirrus."): not part of it; an
+#: abbreviation's is ("U.S.", "St.").
+_END_DOT = re.compile(r"(?<=[a-z0-9]{2})\.+$")
 #: The layout :meth:`EntityIndex.to_bytes` writes (the key it persists under): an older layout is a cache miss.
-FORMAT = "4"
+FORMAT = "5"
 
 Unit = tuple[str, str]  # (entity surface, context the entity was stated in)
 
@@ -94,7 +97,7 @@ def units(doc: Doc, lexicon: Lexicon) -> tuple[Unit, ...]:
         while words and words[0].lower() in STOP:
             words.pop(0)
         if words and (start or len(words) > 1 or words[0].lower() in named):
-            out.append((" ".join(words), sentence))
+            out.append((_END_DOT.sub("", " ".join(words)), sentence))
     return tuple(out)
 
 

@@ -13,6 +13,7 @@ the graph tool and the benchmark strategies all walk through here:
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Callable, Generic, Hashable, Iterable, Mapping, Protocol, Sequence, TypeVar
@@ -173,13 +174,25 @@ class Bridging(Protocol):
 
 Search = Callable[[str, int], Sequence[Passage]]
 
+#: A bridge is a *specific* name: mentioned by at most this share of the caller's passages (and at
+#: most :data:`MIN_SPECIFIC` passages in a small view). "Python", "HTTP", or a capitalised common
+#: word ("Set", counted wherever "set" occurs) lead everywhere, so they lead nowhere.
+SPECIFIC = 0.02
+MIN_SPECIFIC = 5
+
+
+def specific(passages: int) -> int:
+    """How many of a view's ``passages`` may mention a name that is still a bridge."""
+    return max(MIN_SPECIFIC, int(SPECIFIC * passages))
+
 
 def bridges(question: str, read: Sequence[Passage], view: Bridging, skip: set[str],
-            named: str = "") -> dict[str, tuple[float, str, str]]:
+            named: str = "", most: int | None = None) -> dict[str, tuple[float, str, str]]:
     """Entities of the passages just read that could lead to the next hop: ``key -> (score, name, passage id)``.
 
     A bridge is a proper name absent from the question (and from ``named``, the entity that led
-    here), that at least one other passage of the caller's view mentions; its score is how much of
+    here), that at least one other passage of the caller's view mentions, and at most ``most``
+    (:func:`specific`; ``None``: no limit) do; its score is how much of
     the question the triple or sentence stating it covers (IDF-weighted), discounted by the
     passage's rank: "Journal of Psychotherapy Integration -- published by -> American Psychological Association".
     """
@@ -190,15 +203,22 @@ def bridges(question: str, read: Sequence[Passage], view: Bridging, skip: set[st
         first: dict[str, str] = {}  # a name as the passage first states it (what MCP ``search`` reports)
         for surface, context in view.entities.units(passage.id):
             key = norm(surface)
-            if key in skip or not is_name(surface) or not set(content(surface)) - old:
+            if key in skip or not is_name(surface) or not set(content(surface)) - old or _common(surface, passage):
                 continue
             surface = first.setdefault(key, surface)
-            if view.entities.spread_of(surface) < 2:
+            spread = view.entities.spread_of(surface)
+            if spread < 2 or (most is not None and spread > most):
                 continue
             score = sum(view.idf.get(t, 0.0) for t in set(content(context)) & asked) / (1 + rank)
-            if key not in best or score > best[key][0]:
+            if score > 0 and (key not in best or score > best[key][0]):  # its statement bears on the question
                 best[key] = (score, surface, passage.id)
     return best
+
+
+def _common(surface: str, passage: Passage) -> bool:
+    """A one-word name the passage also writes in lower case is a common word ("Always", "Set"), not a name."""
+    word = surface.strip(".,;:!?'’\"").lower()
+    return " " not in word and re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", passage.text) is not None
 
 
 def residual(question: str, read: Sequence[Passage]) -> str:
@@ -251,8 +271,9 @@ class BridgeWalker:
     the search results an MCP client recorded, so the product and the library walk identically.
     """
 
-    def __init__(self, question: str, view: Bridging, read: int = 2, discount: float = 0.5):
-        self.question, self.view, self.read, self.discount = question, view, read, discount
+    def __init__(self, question: str, view: Bridging, read: int = 2, discount: float = 0.5, most: int | None = None):
+        """``most``: the most passages a bridge may be mentioned by (:func:`specific`; ``None``: any)."""
+        self.question, self.view, self.read, self.discount, self.most = question, view, read, discount, most
         self.walk = BridgeWalk([])
         #: key -> (name, the chain of passages that led to it, the passage stating it)
         self.frontier: Frontier[str, tuple[str, list[Passage], str]] = Frontier()
@@ -260,15 +281,17 @@ class BridgeWalker:
         self._chain: list[Passage] = []
 
     def next(self) -> Hop | None:
-        """The next search to run (the question itself first), or ``None`` when no bridge is left.
+        """The next search to run (the question itself first), or ``None`` when no bridge is left
+        that would explain more of the question.
 
         Asking again before :meth:`take` names the same search."""
         if self._pending is None and not self.walk.hops:
             self._pending = Hop(None, self.question, [])
-        elif self._pending is None and self.frontier:
+        while self._pending is None and self.frontier:
             _, (name, chain, source) = self.frontier.pop()
             rest = residual(self.question, chain)
-            self._pending, self._chain = Hop(name, f"{name} {rest}", [], rest=rest, source=source), chain
+            if rest:  # a chain that explains every word of the question needs no further hop
+                self._pending, self._chain = Hop(name, f"{name} {rest}", [], rest=rest, source=source), chain
         return self._pending
 
     def take(self, hits: Sequence[Passage]) -> Hop:
@@ -282,7 +305,8 @@ class BridgeWalker:
         if hop.entity is None:
             hop.read = hits[0].id if hits else None
             read = {p.id: p for p in hits[:self.read]}
-            for key, (score, name, source) in bridges(self.question, list(read.values()), self.view, set()).items():
+            for key, (score, name, source) in bridges(self.question, list(read.values()), self.view, set(),
+                                                            most=self.most).items():
                 self.frontier.offer(key, (name, [read[source]], source), score)  # explained by the passage naming it
         else:
             chain = self._chain
@@ -292,14 +316,14 @@ class BridgeWalker:
                 hop.read = new.id
                 self.walk.chains.setdefault(new.id, [p.id for p in chain])
                 for nxt, (score, onward, source) in bridges(self.question, [new], self.view, self.frontier.done,
-                                                             named=hop.entity).items():
+                                                             named=hop.entity, most=self.most).items():
                     self.frontier.offer(nxt, (onward, chain + [new], source), self.discount * score)
         self.walk.ranked = fuse([h.results for h in self.walk.hops])
         return hop
 
 
 def bridge_walk(question: str, search: Search, view: Bridging, budget: Budget, k: int = 10, read: int = 2,
-                discount: float = 0.5) -> BridgeWalk:
+                discount: float = 0.5, most: int | None = None) -> BridgeWalk:
     """The chapter's loop (section 15.3) on prose, without an LLM: each read chooses the next query.
 
     Search the question and read the top ``read`` passages: their bridge entities form a
@@ -308,7 +332,7 @@ def bridge_walk(question: str, search: Search, view: Bridging, budget: Budget, k
     bridges (scores times ``discount`` per hop). A best-first frontier lets a strong second
     candidate of the first hop (a hedge) compete with the next hop of a chain.
     """
-    walker = BridgeWalker(question, view, read, discount)
+    walker = BridgeWalker(question, view, read, discount, most)
     budget.spend()
     walker.take(search(question, k))
     while not budget.exhausted and (hop := walker.next()) is not None:

@@ -167,12 +167,18 @@ def ask(
                                         "ollama_chat/<name> [env HOPRAG_MODEL; default: hoprag-offline]."),
     model_base_url: Optional[str] = typer.Option(None, "--model-base-url", help="The model's endpoint, e.g. "
                                                  "http://127.0.0.1:11434 for Ollama [env HOPRAG_MODEL_BASE_URL]."),
-    as_json: bool = typer.Option(False, "--json", help="Print {answer, abstained, reason, mode, citations, retrieved, "
-                                 "searches, fetches, docs_read, model, trace}."),
+    as_json: bool = typer.Option(False, "--json", help="Print {answer, abstained, reason, mode, citations, see_also, "
+                                 "retrieved, searches, fetches, docs_read, model, trace}."),
+    trace: bool = typer.Option(False, "--trace", help="After the answer, what it cost and every step the agent took."),
 ) -> None:
     """Answer a question with the ADK agent team (the offline policy model unless HOPRAG_MODEL / --model)."""
     import asyncio
 
+    from agents.hoprag_agent.policy import question_problem
+
+    problem = question_problem(question)
+    if problem:
+        fail(problem)
     try:
         from agents.hoprag_agent.models import ModelError
         from agents.hoprag_agent.run import answer, prepare
@@ -191,15 +197,16 @@ def ask(
     if result["response_replaced"]:
         typer.echo("note: the model's reply disagreed with the evidence gate; the gate's answer is shown", err=True)
     if as_json:
-        keys = ("answer", "abstained", "reason", "mode", "citations", "retrieved", "searches", "fetches", "docs_read",
-                "dropped_untrusted", "tool_calls", "model", "response_replaced", "trace")
-        typer.echo(json.dumps({k: result[k] for k in keys}, indent=2))
+        keys = ("answer", "abstained", "reason", "mode", "citations", "see_also", "retrieved", "searches", "fetches",
+                "docs_read", "dropped_untrusted", "tool_calls", "model", "response", "response_replaced", "trace")
+        typer.echo(json.dumps({k: result[k] for k in keys}, indent=2, ensure_ascii=False))
         return
     typer.echo(result["response"])
-    typer.echo(f"\nsearches: {result['searches']}  fetches: {result['fetches']}  docs read: {result['docs_read']}  "
-               f"tool calls: {', '.join(result['tool_calls']) or 'none'}")
-    for line in result["trace"]:
-        typer.echo(f"  {line}")
+    if trace:
+        typer.echo(f"\nsearches: {result['searches']}  fetches: {result['fetches']}  passages read: "
+                   f"{result['docs_read']}  tool calls: {', '.join(result['tool_calls']) or 'none'}")
+        for line in result["trace"]:
+            typer.echo(f"  {line}")
 
 
 def main() -> None:

@@ -26,6 +26,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from hoprag.access import Access, Principal
+from hoprag.assess import MAX_SENTENCES, Question, assess
 from hoprag.corpus import Doc
 from hoprag.engine import Engine
 from hoprag.graph import relation_counts, local_search
@@ -82,6 +83,12 @@ CLAIMS = ("One entry per fact, same order: its standing under the conflict polic
 URL_DESCRIPTION = "The document's source URI, for citation (the deep-research contract's url)."
 
 
+class Highlight(BaseModel):
+    text: str = Field(description="A sentence (or code block) of the result's text: text[start:end].")
+    start: int
+    end: int
+
+
 class SearchResult(BaseModel):
     id: str
     title: str
@@ -94,7 +101,17 @@ class SearchResult(BaseModel):
     updated: str | None = Field(description="ISO date of the last update (conflicts: newest wins).")
     facts: list[list[str]] = Field(description="[subject, relation, object] triples read from a trusted text.")
     document: str = Field(description="The document this passage belongs to (fetch it whole with document=true).")
-    section: str = Field(description="The heading the passage sits under ('' when none).")
+    section: str = Field(description="The heading path the passage sits under, joined by ' › ' ('' when none).")
+    coverage: float = Field(description="How much of the query this passage covers: the IDF-weighted share of the "
+                                        "query's content words (matched by word stem) found in its title, heading "
+                                        "path and text, 0..1. 0 for an untrusted result.")
+    highlights: list[Highlight] = Field(description=f"The sentences that best answer the query (at most "
+                                                    f"{MAX_SENTENCES}, in text order; for a how-question also the "
+                                                    "code block after the best one), with their spans in the "
+                                                    "passage's whole text (text is cut, these are not). None for an "
+                                                    "untrusted result.")
+    matched: list[str] = Field(default_factory=list, description="The query's content words this passage contains "
+                                                                  "(by word stem; [] for an untrusted result).")
     entities: list[Mention] = Field(
         default_factory=list,
         description=f"Names a trusted passage states (at most {MAX_ENTITIES}, connecting ones first): search "
@@ -228,12 +245,20 @@ def _mentions(engine: Engine, view: View, doc: Doc) -> list[Mention]:
 def search_results(engine: Engine, groups: frozenset[str], query: str, k: int) -> SearchResults:
     """The ``search`` tool's result for a caller's groups (the load benchmarks check servers against it)."""
     view, hits = engine.view(groups), engine.search(query, groups, k)
-    return SearchResults(results=[
-        SearchResult(id=h.doc.id, title=h.doc.title, url=h.doc.source, text=h.doc.text[:MAX_RESULT_TEXT_CHARS],
-                     score=h.score, source=h.doc.source, trusted=engine.provenance.admits(h.doc), updated=_date(h.doc),
-                     facts=_facts(engine, h.doc), document=h.doc.document_id, section=h.doc.section,
-                     claims=_claims(engine, h.doc, groups), entities=_mentions(engine, view, h.doc))
-        for h in hits], weights={t: round(view.idf[t], 4) for t in dict.fromkeys(content(query)) if t in view.idf})
+    question = Question(query, view.idf, len(view.docs))
+    results = []
+    for h in hits:
+        trusted, text = engine.provenance.admits(h.doc), h.doc.text[:MAX_RESULT_TEXT_CHARS]
+        found = assess(question, h.doc.text, f"{h.doc.title}\n{h.doc.section}") if trusted else None
+        results.append(SearchResult(
+            id=h.doc.id, title=h.doc.title, url=h.doc.source, text=text, score=h.score, source=h.doc.source,
+            trusted=trusted, updated=_date(h.doc), facts=_facts(engine, h.doc), document=h.doc.document_id,
+            section=h.doc.section, coverage=found.coverage if found else 0.0,
+            highlights=[Highlight(text=x.text, start=x.start, end=x.end) for x in found.highlights] if found else [],
+            matched=list(found.matched) if found else [],
+            claims=_claims(engine, h.doc, groups), entities=_mentions(engine, view, h.doc)))
+    return SearchResults(results=results,
+                         weights={t: round(view.idf[t], 4) for t in dict.fromkeys(content(query)) if t in view.idf})
 
 
 def _date(doc: Doc) -> str | None:

@@ -46,6 +46,9 @@ def start_question(budget: int, knows: Callable[[str], bool] = lambda user_id: T
         callback_context.state[PLAN] = ""
         callback_context.state[GRADE] = ""
         callback_context.state[STARTED] = 0
+        problem = policy.question_problem(question)
+        if problem:
+            return types.Content(role="model", parts=[types.Part(text=f"I cannot answer: {problem}.")])
         if not knows(callback_context.user_id):
             return types.Content(role="model", parts=[types.Part(text=(
                 f"I cannot answer: unknown user {callback_context.user_id!r}: the operator's access file maps "
@@ -161,12 +164,19 @@ def decision(key: str, render: Callable[[dict[str, Any]], str]) -> AfterModel:
 
 
 def markdown_lines(callback_context: CallbackContext, llm_response: LlmResponse) -> LlmResponse | None:
-    """The writer's lines stay lines in Markdown: a hard break (two trailing spaces) before each
-    newline. Plain-text readers see the same lines; ``splitlines`` gives them back."""
+    """The writer's lines stay lines in Markdown: a hard break (two trailing spaces) ends each prose
+    line; code blocks and blank lines are left as they are. Plain-text readers see the same lines;
+    ``splitlines`` gives them back."""
     text = _final_text(llm_response)
     if text is None or "\n" not in text:
         return None
-    return _showing(llm_response, "  \n".join(line.rstrip() for line in text.splitlines()))
+    lines, fenced = [], False
+    for line in text.splitlines():
+        starts = line.lstrip().startswith(("```", "~~~"))
+        # inside a code block (and on its opening fence) a line break is already a line break
+        lines.append(line if fenced or starts or not line.strip() else line.rstrip() + "  ")
+        fenced ^= starts
+    return _showing(llm_response, "\n".join(lines).rstrip())
 
 
 def parse_json(text: Any) -> dict[str, Any]:

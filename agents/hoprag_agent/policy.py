@@ -13,13 +13,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from hoprag.assess import Question, stems
 from hoprag.corpus import Doc
 from hoprag.directives import directives
 from hoprag.entities import norm
 from hoprag.lexicon import Lexicon, Relation
 from hoprag.tokens import content
 from hoprag.verdict import Resolution, assess_all, resolve
-from hoprag.walk import BridgeWalker, Budget, Hop, edges_of, fuse, is_entity, reach, residual
+from hoprag.walk import BridgeWalker, Budget, Hop, edges_of, fuse, is_entity, reach, specific
 
 Ledger = dict[str, Any]
 SEARCH_K = 2
@@ -27,8 +28,15 @@ SEARCH_K = 2
 OPEN_K = 10
 #: The search tool's query limit (``mcp_server.server.MAX_QUERY_CHARS``): longer questions are cut at a word.
 MAX_QUERY_CHARS = 1000
-#: Open mode also quotes the walk's best-ranked passages it did not hop through, up to this many in all.
-CITE_TOP = 5
+#: Open mode: the first search's best passage answers alone once it covers this share of the question
+#: (its IDF-weighted content words, ``search``'s ``coverage``) ...
+COVERS = 0.75
+#: ... and when no hop helps, a passage covering less than this does not answer: the agent abstains.
+ANSWERS = 0.5
+#: A second passage joins the answer when it covers this much more of the question than the first.
+MIN_GAIN = 0.15
+#: An abstention lists this many closest pages ("see also").
+SEE_ALSO = 3
 _WH = {"what", "which", "who", "whom", "whose", "where", "when", "how", "why", "is", "are", "does", "do"}
 
 ABSTAIN_UNREADABLE = "not found in what you may read"
@@ -36,9 +44,18 @@ ABSTAIN_BUDGET = "budget exhausted"
 ABSTAIN_CONFLICT = "conflicting sources"
 ABSTAIN_EMPTY = "the question is empty"
 ABSTAIN_NO_MATCH = "nothing you may read matches the question"
-#: Sentence ends, except after an initial ("James K. Polk", "U.S. Army").
-_SENTENCE = re.compile(r"(?<!\s[A-Z]\.)(?<!^[A-Z]\.)(?<!\.[A-Z]\.)(?<=[.!?])\s+|\n+")
 ABSTAIN_STALE = "a newer source could not be read"
+
+
+def question_problem(question: str) -> str | None:
+    """Why a question cannot be asked at all (empty, or longer than a search query may be), else ``None``:
+    checked before any model call, so a bad question costs nothing."""
+    if not question.strip():
+        return "the question is empty: ask something, e.g. hoprag ask \"How do I ...?\""
+    if len(question.strip()) > MAX_QUERY_CHARS:
+        return (f"the question is {len(question.strip()):,} characters long; the limit is {MAX_QUERY_CHARS:,}: "
+                "ask it in fewer words")
+    return None
 
 
 def new_ledger(question: str, budget: int) -> Ledger:
@@ -127,6 +144,8 @@ def record(ledger: Ledger, tool: str, args: dict[str, Any], result: dict[str, An
         ledger["trace"].append(f"fetch({args.get('id', '')!r}) -> {'read' if trusted else 'dropped untrusted'}")
         return
     if tool != "search":
+        if tool == "graph_overview" and result and (result.get("prose") or {}).get("passages"):
+            ledger["passages"] = result["prose"]["passages"]  # how many passages the caller may read
         ledger["trace"].append(f"{tool}({_fmt_args(args)})")
         return
     results = (result or {}).get("results", [])
@@ -137,7 +156,10 @@ def record(ledger: Ledger, tool: str, args: dict[str, Any], result: dict[str, An
     if (result or {}).get("weights"):
         ledger["weights"] = {**(result or {})["weights"], **ledger.get("weights", {})}
     ledger["dropped"] += [d for d in dropped if d not in ledger["dropped"]]
-    ledger["searches"].append({"query": args.get("query", ""), "k": args.get("k"), "results": ids, "dropped": dropped})
+    hits = [{"id": r["id"], "coverage": float(r.get("coverage") or 0.0), "matched": r.get("matched") or [],
+             "highlights": r.get("highlights") or []} for r in results if r.get("trusted")]
+    ledger["searches"].append({"query": args.get("query", ""), "k": args.get("k"), "results": ids, "dropped": dropped,
+                               "hits": hits})
     ledger["queried"].append(args.get("query", ""))
     ledger["trace"].append(f"search({args.get('query', '')!r}) -> {ids}"
                            + (f" (dropped untrusted {dropped})" if dropped else "")
@@ -160,7 +182,7 @@ def _read(ledger: Ledger, fresh: list[dict[str, Any]], seen: list[dict[str, Any]
                 ledger["directives"].append(found)
                 ledger["trace"].append(f"directive detected in {r['id']}, not executed: {clause!r}")
     for r in fresh:
-        entry = {k: r.get(k) for k in ("title", "text", "source", "updated", "facts")}
+        entry = {k: r.get(k) for k in ("title", "text", "source", "updated", "facts", "section", "document")}
         if r.get("entities"):
             entry["entities"] = r["entities"]
         contested = [c for c in r.get("claims") or [] if c.get("status", "current") != "current"]
@@ -265,7 +287,7 @@ def grade(ledger: Ledger) -> dict[str, Any]:
             "reason": f"no {goal} for {start} yet; nothing read about {entity} so far"}
 
 
-# --- open mode: the bridge walk over what the search tool returned ------------------------------
+# --- open mode: answer from the passage that answers; bridge only on a named, specific gap -------
 
 
 class _Recorded:
@@ -303,12 +325,20 @@ def _passage(ledger: Ledger, doc_id: str) -> _Passage:
     return _Passage(doc_id, e.get("title") or "", e.get("text") or "")
 
 
-def walk_of(ledger: Ledger) -> tuple[BridgeWalker, Hop | None]:
-    """Replay the ledger's searches through the product's bridge walker; return it and its next search."""
-    walker = BridgeWalker(ledger["question"], _RecordedView(ledger))
+def _opening(ledger: Ledger) -> int:
+    """Where open mode's searches start (a relation path that read nothing may come first)."""
     opening = open_plan(ledger["question"]).get("query")
-    start = next((i for i, s in enumerate(ledger["searches"]) if s["query"] == opening), len(ledger["searches"]))
-    for search in ledger["searches"][start:]:  # a relation path that read nothing came first
+    return next((i for i, s in enumerate(ledger["searches"]) if s["query"] == opening), len(ledger["searches"]))
+
+
+def walk_of(ledger: Ledger) -> tuple[BridgeWalker, Hop | None]:
+    """Replay the ledger's searches through the product's bridge walker; return it and its next search.
+
+    Bridges are specific names only (:func:`hoprag.walk.specific` of the caller's passage count,
+    as ``graph_overview`` reported it)."""
+    most = specific(ledger["passages"]) if ledger.get("passages") else None
+    walker = BridgeWalker(ledger["question"], _RecordedView(ledger), most=most)
+    for search in ledger["searches"][_opening(ledger):]:
         if walker.next() is None:
             break
         walker.take([_passage(ledger, i) for i in search["results"]])
@@ -316,73 +346,160 @@ def walk_of(ledger: Ledger) -> tuple[BridgeWalker, Hop | None]:
     return walker, None if spent.exhausted else walker.next()
 
 
-def grade_open(ledger: Ledger) -> dict[str, Any]:
-    """Open mode's grade: the gap is a bridge entity plus the part of the question still unexplained.
+def _answering(ledger: Ledger, search: dict[str, Any]) -> list[dict[str, Any]]:
+    """A search's trusted hits that can answer, best covering first (ties: rank order): each with its
+    highlights minus any sentence the injection detector flags -- flagged text never becomes an answer."""
+    out = []
+    for rank, hit in enumerate(search.get("hits", [])):
+        clean = [h for h in hit.get("highlights", []) if not directives(h["text"])]
+        if clean:
+            out.append({**hit, "highlights": clean, "rank": rank})
+    return sorted(out, key=lambda h: (-h["coverage"], h["rank"]))
 
-    The walk is :class:`hoprag.walk.BridgeWalker`, replayed over the recorded searches only: the
-    entities, their passage counts and the term weights are what the search tool returned.
+
+def _union(ledger: Ledger, hits: list[dict[str, Any]]) -> float:
+    """How much of the question several hits of one search cover together (their ``matched`` words
+    weighed by the search's ``weights``; the first hit's coverage fixes the question's total weight)."""
+    weights, first = ledger.get("weights") or {}, hits[0]
+    mine = sum(weights.get(w, 0.0) for w in first.get("matched", []))
+    if not first["coverage"] or not mine:
+        return first["coverage"]
+    words = {w for h in hits for w in h.get("matched", [])}
+    return min(1.0, first["coverage"] * sum(weights.get(w, 0.0) for w in words) / mine)
+
+
+def _cite(ledger: Ledger, hit: dict[str, Any], via: str | None = None, source: str | None = None,
+          hop: int | None = None) -> dict[str, Any]:
+    e = ledger["evidence"].get(hit["id"]) or {}
+    return {"doc_id": hit["id"], "section": e.get("section") or "", "quote": _quote(hit["highlights"]),
+            "via": via, "from": source, "hop": hop}
+
+
+def _quote(highlights: list[dict[str, Any]]) -> str:
+    """Highlights as one answer: sentences joined by spaces, a code block on lines of its own."""
+    parts: list[str] = []
+    for h in highlights:
+        text = h["text"].strip()
+        if text.startswith(("```", "~~~")):
+            fence = text[:3]
+            parts.append("\n" + text + ("" if text.rstrip().endswith(fence) and text.count(fence) >= 2 else f"\n{fence}")
+                         + "\n")
+        else:
+            parts.append(" ".join(text.split()))
+    return " ".join(parts).replace(" \n", "\n").replace("\n ", "\n").strip()
+
+
+def _chain(ledger: Ledger, walker: BridgeWalker) -> list[dict[str, Any]] | None:
+    """The deepest hop whose chain of passages -- from a first-search passage, each naming the bridge
+    the next was searched by, each next one stating it -- covers :data:`COVERS` of the question together,
+    the last adding words the others lack; as citations from the question on (``None``: no such hop)."""
+    searches, hops = ledger["searches"][_opening(ledger):], walker.walk.hops
+    question = _question(ledger)
+    for at in range(len(hops) - 1, 0, -1):
+        links, node = [], hops[at]
+        while node is not None and node.entity is not None:
+            found = next((h for h in _answering(ledger, searches[hops.index(node)]) if h["id"] == node.read), None)
+            if found is None or not set(content(node.entity)) <= set(found.get("matched", [])):
+                break  # not read, nothing to quote, or it does not state the bridge that led to it
+            links.append((node, found))
+            node = next((h for h in hops if h.read == node.source), None) or (
+                hops[0] if node.source in hops[0].results else None)  # the first search reads its top passages
+        if not links or node is None or node.entity is not None:
+            continue
+        first = next((h for h in searches[0].get("hits", []) if h["id"] == links[-1][0].source), None)
+        if first is None:
+            continue
+        passages = [first["id"], *(found["id"] for _, found in reversed(links))]
+        seen = [stems(_context(ledger, i)) for i in passages]
+        together = question.covered(set().union(*seen))
+        if together < COVERS or question.covered(set().union(*seen[:-1])) >= together:
+            continue
+        chain = [_cite(ledger, {**first, "highlights": _answering_of(first)}, hop=0)]
+        for node, found in reversed(links):
+            chain.append(_cite(ledger, found, node.entity, node.source, hops.index(node)))
+        return chain
+    return None
+
+
+def _question(ledger: Ledger) -> Question:
+    """The question weighed as ``search`` weighed it (words no readable passage holds: the rarest weight)."""
+    weights = ledger.get("weights") or {}
+    return Question(ledger["question"], weights, ledger.get("passages") or 0, max(weights.values(), default=1.0))
+
+
+def _context(ledger: Ledger, doc_id: str) -> str:
+    e = ledger["evidence"].get(doc_id) or {}
+    return f"{e.get('title') or ''}\n{e.get('section') or ''}\n{e.get('text') or ''}"
+
+
+def _answering_of(hit: dict[str, Any]) -> list[dict[str, Any]]:
+    return [h for h in hit.get("highlights", []) if not directives(h["text"])]
+
+
+def _see_also(ledger: Ledger) -> list[dict[str, str]]:
+    """The closest pages read: the first search's best-ranked trusted hits, one per document."""
+    first = ledger["searches"][_opening(ledger)] if len(ledger["searches"]) > _opening(ledger) else {}
+    out: dict[str, dict[str, str]] = {}
+    for hit in first.get("hits", []):
+        e = ledger["evidence"].get(hit["id"]) or {}
+        out.setdefault(e.get("document") or hit["id"], {"doc_id": hit["id"], "section": e.get("section") or ""})
+    return list(out.values())[:SEE_ALSO]
+
+
+def grade_open(ledger: Ledger) -> dict[str, Any]:
+    """Open mode's grade, after each read: does what was read answer the question?
+
+    The first search's best-covering passage answers alone when it covers :data:`COVERS` of the
+    question (another hit of that search joins it when it covers what the first leaves out); else a
+    hop's passage answers when it covers what it was searched for and the chain to it is complete.
+    Otherwise the gap is a specific bridge name a read passage states plus the part of the question
+    still unexplained (:class:`hoprag.walk.BridgeWalker`, replayed over the recorded results); with no
+    such gap left, the best passage answers if it covers :data:`ANSWERS`, else the agent abstains and
+    lists the closest pages. Coverage, highlights and matched words are what ``search`` returned.
     """
     walker, hop = walk_of(ledger)
-    if hop is not None:
-        if hop.entity is None:
-            return {"status": "gap", "mode": "open", "entity": None, "rest": hop.query, "query": hop.query,
-                    "k": OPEN_K, "reason": "nothing searched yet: start from the question"}
+    searches = ledger["searches"][_opening(ledger):]
+    if not searches:
+        if hop is None:
+            return {"status": "budget", "mode": "open", "reason": ABSTAIN_BUDGET}
+        return {"status": "gap", "mode": "open", "entity": None, "rest": hop.query, "query": hop.query,
+                "k": OPEN_K, "reason": "nothing searched yet: start from the question"}
+    retrieved = walker.walk.ranked
+    ranked = _answering(ledger, searches[0])
+    best = ranked[0] if ranked else None
+    if best is not None and best["coverage"] >= COVERS:
+        return _answered(ledger, _joined(ledger, best, ranked), retrieved)
+    chain = _chain(ledger, walker)
+    if chain is not None:
+        return _answered(ledger, chain, retrieved, multi=True)
+    if hop is not None and hop.entity is not None:
         return {"status": "gap", "mode": "open", "entity": hop.entity, "rest": hop.rest, "from": hop.source,
                 "query": hop.query, "k": OPEN_K,
-                "reason": f"{hop.source} names {hop.entity}; still unexplained: {hop.rest or '(nothing)'}"}
-    retrieved = walker.walk.ranked
-    cited = _quotes(ledger, walker.walk.hops, retrieved[:CITE_TOP])
-    rest = residual(ledger["question"], [_passage(ledger, c["doc_id"]) for c in cited])
-    if not cited:
-        return {"status": "exhausted", "mode": "open", "reason": ABSTAIN_NO_MATCH, "retrieved": retrieved}
-    deepest = max(cited, key=lambda c: (c["depth"], c["order"]))
-    return {"status": "sufficient", "mode": "open", "answer": deepest["quote"], "answer_doc": deepest["doc_id"],
-            "citations": [{k: c[k] for k in ("doc_id", "quote", "via", "from", "hop")} for c in cited],
-            "missing": rest, "retrieved": retrieved}
+                "reason": f"{hop.source} names {hop.entity}; still unexplained: {hop.rest}"}
+    if best is not None and best["coverage"] >= ANSWERS:
+        return _answered(ledger, _joined(ledger, best, ranked), retrieved)
+    return {"status": "exhausted", "mode": "open", "reason": ABSTAIN_UNREADABLE if ranked or ledger["evidence"]
+            else ABSTAIN_NO_MATCH, "coverage": best["coverage"] if best else 0.0, "see_also": _see_also(ledger),
+            "retrieved": retrieved}
 
 
-def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(text) if s.strip()]
+def _joined(ledger: Ledger, best: dict[str, Any], ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The best passage's citation, and a second hit's when it covers :data:`MIN_GAIN` more of the question."""
+    cited = [_cite(ledger, best)]
+    if best["coverage"] < COVERS:
+        others = [h for h in ranked[1:] if h["id"] != best["id"]]
+        gain, other = max(((_union(ledger, [best, h]) - best["coverage"], h) for h in others),
+                          key=lambda g: g[0], default=(0.0, None))
+        if other is not None and gain >= MIN_GAIN:
+            cited.append(_cite(ledger, other))
+    return cited
 
 
-def _quotes(ledger: Ledger, hops: list[Hop], top: list[str]) -> list[dict[str, Any]]:
-    """Per passage the walk read, the sentence that best answers what led there (IDF-weighted overlap).
-
-    The first passage answers the question's own words; a later one the entity that led to it plus
-    what was still unexplained. Passages of ``top`` no hop took are quoted on the question and the
-    bridge entities. A passage with no sentence sharing a weighted word is not cited.
-    """
-    weights, asked = ledger.get("weights") or {}, set(content(ledger["question"]))
-    bridged = asked | {t for hop in hops if hop.entity for t in content(hop.entity)}
-    took = {hop.read for hop in hops}
-    walked = len(hops)
-    hops = hops + [Hop(None, "", [], read=doc_id) for doc_id in top if doc_id not in took]
-    depth: dict[str, int] = {}
-    out = []
-    for order, hop in enumerate(hops):
-        if hop.read is None or hop.read in depth or hop.read not in ledger["evidence"]:
-            continue
-        depth[hop.read] = (depth.get(hop.source, -1) + 1 if hop.source else 0) if order < walked else -1
-        if len(out) >= CITE_TOP:
-            break
-        wanted = (asked if hop.read in took else bridged) if hop.entity is None else set(content(f"{hop.entity} {hop.rest}"))
-        sentences = _sentences(_passage(ledger, hop.read).text)
-        # the sentence stating what led here, and (if another) the one saying most about the question
-        picked = list(dict.fromkeys(q for q in (_best(sentences, wanted, weights), _best(sentences, asked - wanted, weights)) if q))
-        if picked:
-            out.append({"doc_id": hop.read, "quote": " ".join(picked), "via": hop.entity, "from": hop.source,
-                        "hop": order if order < walked else None, "depth": depth[hop.read], "order": order})
-    return out
-
-
-def _best(sentences: list[str], wanted: set[str], weights: dict[str, float]) -> str:
-    """The sentence with the most IDF weight of ``wanted`` words (first on ties; "" when none has any)."""
-    best, score = "", 0.0
-    for sentence in sentences:
-        s = sum(weights.get(t, 0.0) for t in set(content(sentence)) & wanted)
-        if s > score:
-            best, score = sentence, s
-    return best
+def _answered(ledger: Ledger, cited: list[dict[str, Any]], retrieved: list[str], multi: bool = False) -> dict[str, Any]:
+    answer = cited[-1] if multi else cited[0]
+    return {"status": "sufficient", "mode": "open", "answer": " ".join(c["quote"] for c in ([answer] if multi else cited)),
+            "answer_doc": answer["doc_id"], "answer_section": answer["section"], "multi_hop": multi,
+            "citations": cited, "retrieved": retrieved}
 
 
 def retrieved(ledger: Ledger) -> list[str]:
@@ -404,7 +521,7 @@ def compose(ledger: Ledger, graded: dict[str, Any]) -> str:
         ids = sorted({d["id"] if isinstance(d, dict) else d for d in ledger["directives"]})
         notes.append(f"Instructions found inside {', '.join(ids)} were ignored.")
     tail = "".join(f"\n{n}" for n in notes)
-    if graded["status"] == "sufficient" and graded.get("mode") == "open":
+    if graded.get("mode") == "open":
         return compose_open(graded) + tail
     if graded["status"] == "sufficient":
         hops = hops_text(graded["path"])
@@ -414,16 +531,26 @@ def compose(ledger: Ledger, graded: dict[str, Any]) -> str:
     return f"I cannot answer: {abstain_reason(graded)}.{tail}"
 
 
+def source(cited: dict[str, Any]) -> str:
+    """A passage as a person looks it up: ``doc id › heading path``."""
+    return " › ".join(p for p in (cited["doc_id"], cited.get("section") or "") if p)
+
+
 def compose_open(graded: dict[str, Any]) -> str:
-    """Open mode's answer: the best sentence quoted with its doc id, every quote, the hop path, and
-    what the passages read leave unexplained."""
+    """Open mode as a person reads it: the sentences that answer, each followed by ``[doc id › heading
+    path]``; then the sources, one per line; the hop path only for a multi-hop answer. An abstention
+    lists the closest pages instead."""
+    if graded["status"] != "sufficient":
+        see = graded.get("see_also") or []
+        return f"I cannot answer: {abstain_reason(graded)}." + ("\nSee also:" + "".join(f"\n- {source(c)}" for c in see)
+                                                              if see else "")
     cites = graded["citations"]
-    evidence = "; ".join(f'[{c["doc_id"]}] "{c["quote"]}"' for c in cites)
-    path = "; ".join(f'{c["from"]} --{c["via"]}--> {c["doc_id"]}' if c["via"] else f"question --> {c['doc_id']}"
-                     for c in cites if c["hop"] is not None)
-    lines = [f'"{graded["answer"]}" [{graded["answer_doc"]}]', f"Evidence: {evidence}", f"Hop path: {path or 'none'}"]
-    if graded.get("missing"):
-        lines.append(f"Not found in what you may read: {graded['missing']}")
+    shown = cites[-1:] if graded.get("multi_hop") else cites
+    answer = " ".join(f"{c['quote']} [{source(c)}]" for c in shown).replace("\n [", "\n[")
+    lines = [answer, "", "Sources:", *(f"- {source(c)}" for c in cites)]
+    if graded.get("multi_hop"):
+        lines.append("Hop path: " + "; ".join(f"{c['from']} --{c['via']}--> {c['doc_id']}" if c["via"]
+                                              else f"question --> {c['doc_id']}" for c in cites))
     return "\n".join(lines)
 
 

@@ -36,6 +36,10 @@ def prepare(user_id: str | None = None, **flags: Any) -> tuple[hoprag_settings.S
     return settings, user
 
 
+class QuestionError(ValueError):
+    """A question that cannot be asked (empty, too long): one line, before any model call."""
+
+
 async def ask(question: str, user_id: str | None = None, corpus: Path | None = None, access: Path | None = None,
               store: str | Path | None = None, **flags: Any) -> dict[str, Any]:
     """Answer ``question`` as ``user_id`` (default ADK's ``user``); the structured fields come from the gate.
@@ -48,7 +52,12 @@ async def ask(question: str, user_id: str | None = None, corpus: Path | None = N
 
 
 async def answer(settings: hoprag_settings.Settings, user_id: str, question: str) -> dict[str, Any]:
-    """Run the agent tree of ``settings`` on one question as ``user_id`` (checked by :func:`prepare`)."""
+    """Run the agent tree of ``settings`` on one question as ``user_id`` (checked by :func:`prepare`).
+
+    Raises :class:`QuestionError` for a question that cannot be asked, before anything starts."""
+    problem = policy.question_problem(question)
+    if problem:
+        raise QuestionError(problem)
     root, toolset = build(settings)
     runner = InMemoryRunner(agent=root, app_name=APP)
     try:
@@ -76,7 +85,7 @@ def agrees(written: str, graded: dict[str, Any]) -> bool:
     if graded["status"] != "sufficient":
         return written.strip().lower().startswith("i cannot answer")
     if graded.get("mode") == "open":
-        return all(f"[{c['doc_id']}]" in written for c in graded.get("citations", []))
+        return f"[{graded['answer_doc']}" in written and all(c["doc_id"] in written for c in graded["citations"])
     first = written.strip().splitlines()[0] if written.strip() else ""
     return graded["answer"] in first and all(f"[{hop[3]}]" in written for hop in graded["path"])
 
@@ -104,6 +113,7 @@ def report(ledger: dict[str, Any], written: str) -> dict[str, Any]:
         "reason": None if answered else policy.abstain_reason(graded),
         "mode": "open" if is_open else "relation",
         "citations": citations,
+        "see_also": graded.get("see_also", []) if is_open and not answered else [],
         "retrieved": policy.retrieved(ledger),
         "searches": len(ledger["searches"]),
         "fetches": len(policy.fetched(ledger)),

@@ -1,0 +1,183 @@
+"""How much of a question a passage answers: its coverage, and the sentences that answer it.
+
+The open-mode half of assessing evidence (:mod:`.verdict` grades stated facts): a passage
+*covers* a question by the IDF-weighted share of the question's content words it contains -- in
+its text, its title or its heading path -- and its *highlights* are the one to three sentences
+(with a code block, when the question asks how and one follows) that cover most of it. Words are
+matched by their Snowball stem ("iterations" meets "iteration"), never by meaning: a paraphrase
+sharing no word covers nothing, which is what an abstention threshold must see.
+
+Weights are the caller's own term weights (the view's BM25 IDF); a question word no readable
+passage contains weighs as much as the rarest word -- a question about something absent is
+mostly not covered. Everything here is a pure function of the texts and weights, so the MCP
+server reports the same numbers to every client and the offline grader reads them from there.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Mapping
+
+import Stemmer
+
+from .tokens import content
+
+#: At most this many sentences make a highlight (the answer a person reads is short).
+MAX_SENTENCES = 3
+#: A further sentence joins the best one only if it covers this much more of the question.
+MIN_GAIN = 0.12
+#: A code block is quoted with a "how" question only up to this size (longer: its first lines).
+MAX_CODE_CHARS = 1200
+_FENCE = re.compile(r"^[ \t]*(```+|~~~+)[^\n]*\n.*?^[ \t]*\1[ \t]*$", re.M | re.S)
+#: Sentence ends: after . ! ? or : followed by space and a capital, digit, quote or bracket; not
+#: after an initial or a common abbreviation ("e.g.", "i.e.", "U.S.", "v1.2").
+_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\betc)(?<!\b[A-Z])(?<=[.!?])\s+(?=[\"'`(\[*A-Z0-9])")
+_HOW = re.compile(r"(?i)^\s*(how\b|what(?:'s| is) the (?:syntax|command|way)\b)|\b(example|snippet|syntax)\b")
+_local = threading.local()
+#: Words of asking rather than of the need ("How can I ...", "Is there a way to ..."): a passage is
+#: not expected to contain them, so they do not count toward coverage.
+ASKING = frozenset("i me my mine we our us you your can could should would will shall may might must want "
+                   "wants need needs possible way ways please there here anyone someone something".split())
+
+
+def _stemmer() -> Stemmer.Stemmer:
+    """PyStemmer objects are not thread-safe: one per thread."""
+    stemmer = getattr(_local, "stemmer", None)
+    if stemmer is None:
+        stemmer = _local.stemmer = Stemmer.Stemmer("english")
+    return stemmer
+
+
+@lru_cache(maxsize=200_000)
+def stem(token: str) -> str:
+    """A folded token's Snowball (English) stem."""
+    return _stemmer().stemWord(token)
+
+
+def stems(text: str) -> set[str]:
+    """The stems of a text's content words."""
+    return {stem(t) for t in content(text)}
+
+
+@dataclass(frozen=True)
+class Highlight:
+    """A sentence (or code block) of a passage, as ``text[start:end]``."""
+
+    text: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """How much of a question a passage covers (0..1) and what in it answers."""
+
+    coverage: float
+    highlights: tuple[Highlight, ...]
+    matched: tuple[str, ...] = ()  # the question's words the passage contains, in question order
+
+
+class Question:
+    """A question's content words with their weights in one caller's view."""
+
+    def __init__(self, text: str, idf: Mapping[str, float], passages: int, unseen: float | None = None):
+        """``idf``: the caller's term weights over their ``passages``; a word it lacks (no readable passage
+        holds it) weighs ``unseen``, by default as much as a word can (document frequency 0)."""
+        if unseen is None:
+            unseen = math.log(1 + (passages + 0.5) / 0.5)
+        self.text = text
+        self.weights: dict[str, float] = {}
+        self.words: dict[str, str] = {}  # stem -> the question's first word with it
+        for token in content(text):
+            if token in ASKING:
+                continue
+            key = stem(token)
+            self.words.setdefault(key, token)
+            self.weights[key] = max(self.weights.get(key, 0.0), idf.get(token, unseen))
+        self.total = sum(self.weights.values())
+        self.how = bool(_HOW.search(text))
+
+    def covered(self, found: set[str]) -> float:
+        """The weighted share of the question's words among ``found`` stems."""
+        if not self.total:
+            return 0.0
+        return sum(w for key, w in self.weights.items() if key in found) / self.total
+
+    def missing(self, found: set[str]) -> set[str]:
+        return {key for key in self.weights if key not in found}
+
+
+#: A line that starts a unit of its own: a list item, a table row, a quote, or a heading (skipped).
+_LINE_START = re.compile(r"[ \t]*([-*+][ \t]|\d{1,3}[.)][ \t]|\||>|#)")
+
+
+def _units(text: str) -> list[tuple[int, int, bool]]:
+    """The passage's sentences and code blocks as ``(start, end, is_code)``, in order.
+
+    Fenced code is one unit. Prose is read as written: a paragraph's wrapped lines are one run of
+    text, a list item, table row or quote starts a new one, and each run splits at sentence ends.
+    Heading lines (``#`` kept for merged sections) are context, not sentences.
+    """
+    out: list[tuple[int, int, bool]] = []
+    at = 0
+    for fence in [*_FENCE.finditer(text), None]:
+        stop = fence.start() if fence else len(text)
+        runs: list[list[int]] = []  # [start, end] of each run of prose lines
+        for line in re.finditer(r"[^\n]+|\n(?=\n)", text[at:stop]):
+            a, b = at + line.start(), at + line.end()
+            if not line.group().strip():
+                runs.append([])  # a blank line ends the run
+            elif _LINE_START.match(line.group()) or not runs or not runs[-1]:
+                runs.append([a, b] if not line.group().lstrip().startswith("#") else [])
+            else:
+                runs[-1][1] = b
+        for run in filter(None, runs):
+            piece = text[run[0]:run[1]]
+            cuts = [0, *(m.end() for m in _END.finditer(piece)), len(piece)]
+            for x, y in zip(cuts, cuts[1:]):
+                part = piece[x:y]
+                lead = len(part) - len(part.lstrip())
+                if part.strip() and any(c.isalnum() for c in part):
+                    out.append((run[0] + x + lead, run[0] + x + len(part.rstrip()), False))
+        if fence:
+            out.append((fence.start(), fence.end(), True))
+            at = fence.end()
+    return out
+
+
+def assess(question: Question, text: str, context: str = "") -> Assessment:
+    """Coverage of ``question`` by a passage (its ``text`` plus ``context``: title and heading path)
+    and its highlights: the best-covering sentence, up to two more that each add :data:`MIN_GAIN`
+    (in text order), and for a "how" question the first code block after the best sentence."""
+    found = stems(f"{context}\n{text}")
+    coverage = question.covered(found)
+    matched = tuple(word for key, word in question.words.items() if key in found)
+    units = _units(text)
+    scored = [(question.covered(stems(text[a:b])), i) for i, (a, b, code) in enumerate(units) if not code]
+    best = max(scored, key=lambda s: (s[0], -s[1]), default=(0.0, -1))
+    if best[0] <= 0:
+        return Assessment(round(coverage, 3), (), matched)
+    chosen, seen = [best[1]], stems(text[units[best[1]][0]:units[best[1]][1]])
+    while len(chosen) < MAX_SENTENCES:
+        gains = [(question.covered(seen | stems(text[units[i][0]:units[i][1]])) - question.covered(seen), i)
+                 for _, i in scored if i not in chosen]
+        gain, i = max(gains, key=lambda g: (g[0], -abs(g[1] - best[1])), default=(0.0, -1))
+        if gain < MIN_GAIN:
+            break
+        chosen.append(i)
+        seen |= stems(text[units[i][0]:units[i][1]])
+    if question.how:
+        code = next((i for i, (a, b, is_code) in enumerate(units) if is_code and i > best[1]), None)
+        if code is not None:
+            chosen.append(code)
+    spans = []
+    for i in sorted(chosen):
+        a, b, is_code = units[i]
+        if is_code and b - a > MAX_CODE_CHARS:
+            b = a + text[a:a + MAX_CODE_CHARS].rfind("\n")
+        spans.append(Highlight(text[a:b], a, b))
+    return Assessment(round(coverage, 3), tuple(spans), matched)
