@@ -157,9 +157,10 @@ def evaluate_agent(bench: Bench, questions: Sequence[Question], budget: int = DE
                    bar: tqdm | None = None) -> Score:
     """The shipped agent through a real HTTP MCP server: its report's ``retrieved`` ranks the passages.
 
-    Besides recall it reports citation recall (gold passages among the cited ``doc_id``s),
-    answer-in-citations (the normalised gold answer inside the cited quotes; yes/no questions apart,
-    since a quote never says "yes"), and searches per question by the question's hop count.
+    Besides recall it reports citation recall (gold passages among the cited ``doc_id``s), the
+    answer line (the normalised gold answer inside the answer a person reads), answer-in-citations
+    (inside any cited quote; both with yes/no questions apart, since a quote never says "yes"), how
+    often it abstained, and searches per question by the question's hop count.
     """
     unknown = {g for q in questions for g in q.supporting_ids} - set(bench.row)
     if unknown:
@@ -167,7 +168,9 @@ def evaluate_agent(bench: Bench, questions: Sequence[Question], budget: int = DE
     recall = {k: 0.0 for k in KS}
     cited_recall, searches, seconds = 0.0, 0, 0.0
     in_quotes = {"answer": [0, 0], "yes_no": [0, 0]}
+    in_answer = {"answer": [0, 0], "yes_no": [0, 0]}
     by_hops: dict[int, list[int]] = defaultdict(list)
+    answered: list[str | None] = []
     with tempfile.TemporaryDirectory() as tmp, AgentServer(bench.corpus, Path(tmp), budget) as served:
         if questions:
             served.ask(questions[0].question)  # warm-up, untimed: imports, first MCP session
@@ -180,15 +183,19 @@ def evaluate_agent(bench: Bench, questions: Sequence[Question], budget: int = DE
             cited = {c["doc_id"] for c in report["citations"]}
             cited_recall += sum(g in cited for g in q.supporting_ids) / len(q.supporting_ids)
             quotes = normalise(" ".join(c.get("quote") or c.get("object") or "" for c in report["citations"]))
-            tally = in_quotes["yes_no" if is_yes_no(q.answer) else "answer"]
-            tally[0] += bool(normalise(q.answer)) and f" {normalise(q.answer)} " in f" {quotes} "
-            tally[1] += 1
+            kind = "yes_no" if is_yes_no(q.answer) else "answer"
+            for tally, said in ((in_quotes[kind], quotes), (in_answer[kind], normalise(report["answer"] or ""))):
+                tally[0] += bool(normalise(q.answer)) and f" {normalise(q.answer)} " in f" {said} "
+                tally[1] += 1
             searches += report["searches"]
+            answered.append(report["answer"])
             by_hops[len(q.supporting_ids)].append(report["searches"])
             if bar is not None:
                 bar.update()
     n = max(len(questions), 1)
     extra = {"citation_recall": round(cited_recall / n, 4),
+             "answer_line": round(in_answer["answer"][0] / max(in_answer["answer"][1], 1), 4),
+             "abstained": sum(r is None for r in answered) / n,
              "answer_in_citations": round(in_quotes["answer"][0] / max(in_quotes["answer"][1], 1), 4),
              "answer_in_citations_yes_no": round(in_quotes["yes_no"][0] / max(in_quotes["yes_no"][1], 1), 4),
              "yes_no_questions": in_quotes["yes_no"][1],
@@ -218,8 +225,9 @@ def report_table(scores: Mapping[str, Score]) -> str:
     for name, s in scores.items():
         if s.extra:
             e = s.extra
-            lines.append(f"{name}: citation recall {100 * e['citation_recall']:.1f}, answer in citations "
-                         f"{100 * e['answer_in_citations']:.1f}% (yes/no apart: {e['yes_no_questions']}), "
+            lines.append(f"{name}: citation recall {100 * e['citation_recall']:.1f}, answer line "
+                         f"{100 * e['answer_line']:.1f}%, answer in citations {100 * e['answer_in_citations']:.1f}% "
+                         f"(yes/no apart: {e['yes_no_questions']}), abstained {100 * e['abstained']:.0f}%, "
                          f"searches by hop count {e['searches_by_hops']}")
     return "\n".join(lines)
 

@@ -15,7 +15,10 @@ _WORD = re.compile(r"(?:[^\W_]|-)+")
 STOP = frozenset(
     "a an the of in on at to for by with from and or not no is was were are be been being am who what which "
     "when where whose whom why how many much did do does done that this these those as it its his her hers "
-    "their theirs he she they them him there than then into onto after before during one same also s".split())
+    "their theirs he she they them him there than then into onto after before during one same also s "
+    # the asker's own words and the pieces contractions leave ("I'm", "don't"): never what a question is about
+    "i me my mine we our ours us you your yours can could should would m ll ve re t d don doesn didn isn aren "
+    "wasn weren".split())
 
 
 def tokenize(text: str) -> list[str]:

@@ -181,6 +181,13 @@ SPECIFIC = 0.02
 MIN_SPECIFIC = 5
 
 
+#: A bridge's statement must bear on the question: hold at least this share of the question's word
+#: weight ("... published by the American Psychological Association" holds most of "Who was the first
+#: president of the association which published the Journal of ..."), so a name dropped in passing
+#: ("See HookName.COMPLETION_KWARGS") is no bridge.
+BEARING = float(__import__("os").environ.get("HOPRAG_BEARING", "0.15"))
+
+
 def specific(passages: int) -> int:
     """How many of a view's ``passages`` may mention a name that is still a bridge."""
     return max(MIN_SPECIFIC, int(SPECIFIC * passages))
@@ -198,6 +205,7 @@ def bridges(question: str, read: Sequence[Passage], view: Bridging, skip: set[st
     """
     asked = set(content(question))
     old = asked | set(content(named))
+    least = BEARING * sum(view.idf.get(t, 0.0) for t in asked)
     best: dict[str, tuple[float, str, str]] = {}
     for rank, passage in enumerate(read):
         first: dict[str, str] = {}  # a name as the passage first states it (what MCP ``search`` reports)
@@ -209,8 +217,9 @@ def bridges(question: str, read: Sequence[Passage], view: Bridging, skip: set[st
             spread = view.entities.spread_of(surface)
             if spread < 2 or (most is not None and spread > most):
                 continue
-            score = sum(view.idf.get(t, 0.0) for t in set(content(context)) & asked) / (1 + rank)
-            if score > 0 and (key not in best or score > best[key][0]):  # its statement bears on the question
+            bearing = sum(view.idf.get(t, 0.0) for t in set(content(context)) & asked)
+            score = bearing / (1 + rank)
+            if bearing > 0 and bearing >= least and (key not in best or score > best[key][0]):
                 best[key] = (score, surface, passage.id)
     return best
 

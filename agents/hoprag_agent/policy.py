@@ -389,7 +389,7 @@ def _quote(highlights: list[dict[str, Any]]) -> str:
     return " ".join(parts).replace(" \n", "\n").replace("\n ", "\n").strip()
 
 
-def _chain(ledger: Ledger, walker: BridgeWalker) -> list[dict[str, Any]] | None:
+def _chain(ledger: Ledger, walker: BridgeWalker, least: float) -> list[dict[str, Any]] | None:
     """The deepest hop whose chain of passages -- from a first-search passage, each naming the bridge
     the next was searched by, each next one stating it -- covers :data:`COVERS` of the question together,
     the last adding words the others lack; as citations from the question on (``None``: no such hop)."""
@@ -412,7 +412,7 @@ def _chain(ledger: Ledger, walker: BridgeWalker) -> list[dict[str, Any]] | None:
         passages = [first["id"], *(found["id"] for _, found in reversed(links))]
         seen = [stems(_context(ledger, i)) for i in passages]
         together = question.covered(set().union(*seen))
-        if together < COVERS or question.covered(set().union(*seen[:-1])) >= together:
+        if together < least or question.covered(set().union(*seen[:-1])) >= together:
             continue
         chain = [_cite(ledger, {**first, "highlights": _answering_of(first)}, hop=0)]
         for node, found in reversed(links):
@@ -469,13 +469,16 @@ def grade_open(ledger: Ledger) -> dict[str, Any]:
     best = ranked[0] if ranked else None
     if best is not None and best["coverage"] >= COVERS:
         return _answered(ledger, _joined(ledger, best, ranked), retrieved)
-    chain = _chain(ledger, walker)
+    chain = _chain(ledger, walker, COVERS)
     if chain is not None:
         return _answered(ledger, chain, retrieved, multi=True)
     if hop is not None and hop.entity is not None:
         return {"status": "gap", "mode": "open", "entity": hop.entity, "rest": hop.rest, "from": hop.source,
                 "query": hop.query, "k": OPEN_K,
                 "reason": f"{hop.source} names {hop.entity}; still unexplained: {hop.rest}"}
+    chain = _chain(ledger, walker, ANSWERS)
+    if chain is not None:
+        return _answered(ledger, chain, retrieved, multi=True)
     if best is not None and best["coverage"] >= ANSWERS:
         return _answered(ledger, _joined(ledger, best, ranked), retrieved)
     return {"status": "exhausted", "mode": "open", "reason": ABSTAIN_UNREADABLE if ranked or ledger["evidence"]
