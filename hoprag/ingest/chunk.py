@@ -31,10 +31,13 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-
-from markdown_it import MarkdownIt
+from functools import cache
+from typing import TYPE_CHECKING
 
 from ..corpus import SECTION_SEPARATOR
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 #: The size range of one passage, in characters: at most ~250 words (a retrievable, citable unit);
 #: a section under the minimum (~50 words) is too little to be found or cited on its own.
@@ -45,9 +48,16 @@ VERSION = "2"
 _SENTENCE_END = re.compile(r"(?<=[.!?])(\s+)")
 _LIST_ITEM = re.compile(r"^[ \t]{0,3}(?:[-*+]|\d{1,9}[.)])[ \t]")
 _FENCE_CLOSE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*$")
-#: Block structure only: inline parsing and link reference definitions are not ours to apply
-#: (a reader has reduced links already; a line that looks like a definition is text we keep).
-_PARSER = MarkdownIt("commonmark").disable(["inline", "reference"])
+
+
+@cache
+def _parser() -> MarkdownIt:
+    """Block structure only: inline parsing and link reference definitions are not ours to apply (a
+    reader has reduced links already; a line that looks like a definition is text we keep). Built
+    on first use: every ``hoprag`` command imports this module, only ``index`` chunks."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").disable(["inline", "reference"])
 
 
 @dataclass
@@ -105,7 +115,7 @@ class _Block:
 def _blocks(body: str) -> list[tuple[int, str] | _Block]:
     """The document's top-level blocks in order: ``(level, heading text)`` or a :class:`_Block`."""
     lines = body.split("\n")
-    tokens = _PARSER.parse(body)
+    tokens = _parser().parse(body)
     out: list[tuple[int, str] | _Block] = []
     for k, t in enumerate(tokens):
         if t.level != 0 or t.nesting == -1 or t.map is None:

@@ -34,11 +34,17 @@ _INCLUDE = re.compile(r"^[ \t]*(?:;?-{1,}8<-{1,}(?:[ \t].*)?|\{\*.*\*\}|\{!.*!\}
 _ABBREVIATION = re.compile(r"^[ \t]*\*\[[^\]]+\]:.*$")
 _LINK_DEFINITION = re.compile(r"^[ \t]{0,3}\[(?!\^)([^\]]+)\]:[ \t]*\S+.*$")
 _ESM = re.compile(r"^(?:import|export)[ \t{*]")
-_SNIPPETS = re.compile(r"[ \t]*-{2,}8<-{2,}[ \t]*")
+_SNIPPETS = re.compile(r"^[ \t]*-{2,}8<-{2,}[ \t]*$")
+_FENCE_HEADS, _DROPPED_HEADS, _CONTAINER_HEADS = frozenset("`~>"), frozenset("-;{*[("), frozenset("!?=/:")
 _MYST_TARGET = re.compile(r"^\([\w.:-]+\)=[ \t]*$")
 _OPTION = re.compile(r"^[ \t]*:[\w-]+:(?:[ \t].*)?$")
 
-_CODE_SPAN = re.compile(r"(`+)(?!`)[\s\S]*?(?<!`)\1(?!`)")
+_CODE_SPAN = re.compile(r"(`+)(?!`)(?:[^\n]|\n(?![ \t]*\n))*?(?<!`)\1(?!`)")
+_PLACEHOLDER = re.compile(r"\x00(\d+)\x00")
+_SPACES = re.compile(r"(?<=\S)[ \t]{2,}(?=\S)")
+_TRAILING = re.compile(r"[ \t]+$", re.M)
+_BLANKS = re.compile(r"\n(?:[ \t]*\n){2,}")
+_EDGE_BLANKS = re.compile(r"^(?:[ \t]*\n)+|(?:\n[ \t]*)+$")
 _MYST_ROLE = re.compile(r"\{[\w:.+-]+\}(`+)([\s\S]*?)\1")
 _COMMENT = re.compile(r"<!--[\s\S]*?-->")
 _JSX_COMMENT = re.compile(r"\{/\*[\s\S]*?\*/\}")
@@ -148,22 +154,24 @@ class _Markdown:
         i, n = 0, len(lines)
         while i < n:
             line = lines[i]
-            end = fence_end(lines, i)
+            head = line.lstrip(" \t")[:1]  # every construct below is known by its first character
+            end = fence_end(lines, i) if head in _FENCE_HEADS else None
             if end is not None:
                 out += self._fence(lines[i:end])
                 i = end
                 continue
-            if self.mdx and _ESM.match(line):  # an ESM block runs to the next blank line
+            if self.mdx and head in ("i", "e") and _ESM.match(line):  # an ESM block runs to the next blank line
                 while i < n and lines[i].strip():
                     i += 1
                 continue
-            if _SNIPPETS.fullmatch(line):  # a block of snippet paths, to the next such line
+            if head == "-" and _SNIPPETS.match(line):  # a block of snippet paths, to the next such line
                 i = closing(lines, i + 1, _SNIPPETS) + 1
                 continue
-            if any(p.match(line) for p in (_INCLUDE, _ABBREVIATION, _LINK_DEFINITION, _MYST_TARGET)):
+            if head in _DROPPED_HEADS and any(p.match(line) for p in (_INCLUDE, _ABBREVIATION, _LINK_DEFINITION,
+                                                                        _MYST_TARGET)):
                 i += 1
                 continue
-            step = self._container(lines, i)
+            step = self._container(lines, i) if head in _CONTAINER_HEADS else None
             if step is not None:
                 produced, i = step
                 out += produced
@@ -193,7 +201,7 @@ class _Markdown:
             body = body[1:]
         name = name.split(":")[-1]
         if name in CODE_DIRECTIVES:
-            return [indent + x for x in _fenced(args, body)] + [""]
+            return [indent + x for x in _fenced(args, _body(body))] + [""]
         if name in DROPPED_DIRECTIVES or name.startswith("auto"):
             return []
         inner = rst_markdown("\n".join(body)).split("\n") if name == "eval-rst" else self.lines(_body(body))
@@ -240,36 +248,41 @@ class _Markdown:
 
 
 def _prose(text: str, mdx: bool, links: frozenset[str]) -> str:
-    """Inline markup of prose reduced to its text, a paragraph at a time (a stray backtick stays
-    in its paragraph); code spans are kept as written. ``links``: the document's link labels."""
-    text = _COMMENT.sub("", text)
-    if mdx:
+    """Inline markup of prose reduced to its text; code spans (which never cross a blank line, so a
+    stray backtick stays in its paragraph) are kept as written. ``links``: the document's link labels.
+    Each pattern runs only where its first character occurs: most prose has little markup."""
+    if "<" in text:
+        text = _COMMENT.sub("", text)
+    if mdx and "{/*" in text:
         text = _JSX_COMMENT.sub("", text)
-    return "\n\n".join(_paragraph(p, links) for p in re.split(r"\n[ \t]*\n", text))
-
-
-def _paragraph(text: str, links: frozenset[str]) -> str:
-    text = _MYST_ROLE.sub(lambda m: _role_text(m.group(2)), text)
+    if "}`" in text:
+        text = _MYST_ROLE.sub(lambda m: _role_text(m.group(2)), text)
     spans: list[str] = []
 
     def keep(m: re.Match) -> str:
         spans.append(m.group())
         return f"\x00{len(spans) - 1}\x00"
 
-    text = _CODE_SPAN.sub(keep, text)
-    text = _IMAGE.sub(r"\1", text)
-    text = _LINK.sub(r"\1", text)
-    if links:  # a shortcut reference, [label], where the document defines the label
-        text = _SHORTCUT.sub(lambda m: m.group(1) if m.group(1).lower() in links else m.group(), text)
-    text = _AUTOLINK.sub(r"\1", text)
-    text = _LABELLED_TAG.sub(lambda m: titled(m.group(2)), text)
-    text = _BREAK.sub(" ", text)
-    text = _TAG.sub("", text)
-    text = _ATTR_LIST.sub("", text)
-    text = _ICON.sub("", text)
-    text = re.sub(r"(?<=\S)[ \t]{2,}(?=\S)", " ", text)  # what a removed tag or icon left between words
-    text = "\n".join(x.rstrip() for x in text.split("\n") if not _TABLE_RULE.match(x))
-    return re.sub(r"\x00(\d+)\x00", lambda m: spans[int(m.group(1))], text)
+    if "`" in text:
+        text = _CODE_SPAN.sub(keep, text)
+    if "[" in text:
+        text = _IMAGE.sub(r"\1", text)
+        text = _LINK.sub(r"\1", text)
+        if links:  # a shortcut reference, [label], where the document defines the label
+            text = _SHORTCUT.sub(lambda m: m.group(1) if m.group(1).lower() in links else m.group(), text)
+    if "<" in text:
+        text = _AUTOLINK.sub(r"\1", text)
+        text = _LABELLED_TAG.sub(lambda m: titled(m.group(2)), text)
+        text = _BREAK.sub(" ", text)
+        text = _TAG.sub("", text)
+    if "{" in text:
+        text = _ATTR_LIST.sub("", text)
+    if ":" in text:
+        text = _ICON.sub("", text)
+    text = _TRAILING.sub("", _SPACES.sub(" ", text))  # what a removed tag or icon left between words
+    if "-" in text:
+        text = "\n".join(x for x in text.split("\n") if not _TABLE_RULE.match(x))
+    return _PLACEHOLDER.sub(lambda m: spans[int(m.group(1))], text) if spans else text
 
 
 def _role_text(text: str) -> str:
@@ -282,22 +295,29 @@ def _role_text(text: str) -> str:
 
 
 def _outside_code(lines: list[str], reduce: Callable[[str], str]) -> str:
-    """``reduce`` applied to each run of lines outside fenced code; fences kept as they are."""
-    out, run, i = [], [], 0
+    """``reduce`` applied to each run of lines outside fenced code; fences kept as they are. Blank
+    lines in prose shrink to one (a fence stays glued to a line right before it)."""
+    out: list[str] = []
+    run: list[str] = []
+
+    def prose() -> None:
+        if run:
+            text = _BLANKS.sub("\n\n", reduce("\n".join(run)))
+            out.append(_EDGE_BLANKS.sub("\n", text))
+            run.clear()
+
+    i = 0
     while i < len(lines):
         end = fence_end(lines, i)
         if end is None:
             run.append(lines[i])
             i += 1
             continue
-        if run:
-            out.append(reduce("\n".join(run)))
-            run = []
+        prose()
         out.append("\n".join(lines[i:end]))
         i = end
-    if run:
-        out.append(reduce("\n".join(run)))
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
+    prose()
+    return "\n".join(out).strip()
 
 
 def markdown_text(text: str, mdx: bool = False) -> str:
@@ -413,9 +433,7 @@ class _Rst:
                                                             and _OPTION.match(body[1]))):
                 body = body[1:]
             if name in CODE_DIRECTIVES:
-                while body and not body[0].strip():
-                    body = body[1:]
-                return _fenced(args, body) + [""]
+                return _fenced(args, _body(body)) + [""]
             if name in DROPPED_DIRECTIVES or name.startswith("auto"):
                 return []
             if name == "rubric":
@@ -431,6 +449,8 @@ class _Rst:
 def rst_markdown(text: str) -> str:
     """reStructuredText reduced to Markdown: ``#`` headings, fenced code, directives as titled text."""
     lines = [x.rstrip() for x in text.replace("\r\n", "\n").replace("\r", "\n").expandtabs(8).split("\n")]
+    while lines and (_OPTION.match(lines[0]) or not lines[0]):  # a leading field list is the file's metadata
+        lines = lines[1:]
     return _outside_code(_Rst().lines(lines),
                          lambda s: "\n\n".join(_rst_inline(p) for p in re.split(r"\n[ \t]*\n", s)))
 
