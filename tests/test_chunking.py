@@ -244,6 +244,8 @@ def test_myst_directives_and_roles():
               ":::{warning} Careful\nBody.\n:::")
     assert markdown_text(source) == ("See the guide and pathlib.\n\nNote:\nA note.\n\n```python\nprint(1)\n```\n\n"
                                      "Careful:\nBody.")
+    in_list = "- ```\n  X=1\n  ```\n\n  is the same as `--x=1`\n\n- ```{note}\n  A note in a list.\n  ```\n"
+    assert markdown_text(in_list) == "- ```\n  X=1\n  ```\n\n  is the same as `--x=1`\n\n- Note:\n  A note in a list."
 
 
 # 5. Formats ---------------------------------------------------------------------------------------------------

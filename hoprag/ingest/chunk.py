@@ -46,8 +46,9 @@ MIN_PASSAGE_CHARS = 300
 #: What the readers and this chunker make of a file: change it with them, and every file is read again.
 VERSION = "2"
 _SENTENCE_END = re.compile(r"(?<=[.!?])(\s+)")
-_LIST_ITEM = re.compile(r"^[ \t]{0,3}(?:[-*+]|\d{1,9}[.)])[ \t]")
+_LIST_ITEM = re.compile(r"^[ \t]{0,3}(?:(?:[-*+]|\d{1,9}[.)])[ \t]|\|)")  # a list item's or a table row's first line
 _FENCE_CLOSE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*$")
+_FENCE_OPEN = re.compile(r"(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?(`{3,}|~{3,})")  # of a stripped line
 
 
 @cache
@@ -76,7 +77,7 @@ def _code_pieces(code: str, limit: int, first: int) -> list[str]:
     ``first`` (``""`` when not one line fits there): at blank lines, else between lines."""
     lines = code.split("\n")
     closed = len(lines) > 1 and _FENCE_CLOSE.match(lines[-1]) is not None
-    opener, body = lines[0], lines[1:-1] if closed else lines[1:]
+    opener, body = lines[0][:limit // 4], lines[1:-1] if closed else lines[1:]  # an info string is a language
     mark = opener.strip()
     closer = lines[-1] if closed else mark[:len(mark) - len(mark.lstrip(mark[:1]))]  # an unclosed fence closed
     cap = limit - len(opener) - len(closer) - 2  # what one piece holds between its fences
@@ -121,7 +122,9 @@ def _blocks(body: str) -> list[tuple[int, str] | _Block]:
         if t.level != 0 or t.nesting == -1 or t.map is None:
             continue
         if t.type == "heading_open":
-            out.append((int(t.tag[1:]), " ".join(tokens[k + 1].content.split())))
+            text = " ".join(tokens[k + 1].content.split())
+            if text:  # an empty heading ('#' alone) names nothing
+                out.append((int(t.tag[1:]), text))
         elif t.type == "fence":
             content = t.content if t.content.endswith("\n") or not t.content else t.content + "\n"
             out.append(_Block(f"{t.markup}{t.info}\n{content}{t.markup}", True))
@@ -215,7 +218,7 @@ def _unit_blocks(unit: str) -> list[str]:
                 fence = ""
                 blocks.append([])
             continue
-        m = re.match(r"(`{3,}|~{3,})", stripped)
+        m = _FENCE_OPEN.match(stripped)
         if m or not stripped:
             blocks.append([])
         if stripped:
@@ -225,11 +228,11 @@ def _unit_blocks(unit: str) -> list[str]:
 
 
 def _prose_atoms(block: str, limit: int) -> list[tuple[str, str]]:
-    """A prose block longer than ``limit`` as ``(separator, text)`` atoms within it: list items,
-    else sentences, else words, else hard cuts; the separators are the block's own."""
+    """A prose block longer than ``limit`` as ``(separator, text)`` atoms within it: list items
+    or table rows, else sentences, else words, else hard cuts; the separators are the block's own."""
     lines = block.split("\n")
     is_list = sum(1 for x in lines if _LIST_ITEM.match(x)) > 1
-    if is_list:  # one atom per item
+    if is_list:  # one atom per item (or table row)
         items: list[list[str]] = []
         for x in lines:
             if _LIST_ITEM.match(x) or not items:
@@ -308,6 +311,8 @@ def _items(group: list[_Section], limit: int) -> list[_Item]:
             after_heading = k == 0 and bool(items) and not items[-1].text
             items.append(_Item(section.path, text, sep, bound or after_heading,
                                section.line if k == 0 else "", counted and k == 0))
+    if not items[-1].text:  # a heading with no text at the end stays with what comes before it
+        items[-1].bound = True
     return items
 
 
@@ -350,7 +355,7 @@ def _render(items: list[_Item]) -> tuple[str, str]:
         common = common[:n]
     label = common or next((p for p in paths if p), ())
     text = ""
-    for n, i in enumerate(items):
+    for i in items:
         part = f"{i.heading}\n\n{i.text}".strip() if i.heading and i.path != label else i.text
         if part:
             text = f"{text}{i.sep if text else ''}{part}"

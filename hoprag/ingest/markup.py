@@ -20,8 +20,8 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-#: A fence opener: any indentation or blockquote prefix, three or more backticks or tildes.
-_FENCE = re.compile(r"^([ \t]*(?:>[ \t]?)*)(`{3,}|~{3,})(.*)$")
+#: A fence opener: indentation, blockquote markers or a list item's marker, then three or more backticks or tildes.
+_FENCE = re.compile(r"^([ \t]*(?:>[ \t]?)*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?)(`{3,}|~{3,})(.*)$")
 #: MkDocs/pymdownx admonitions (``!!! note "Title"``, ``??? tip``, ``???+``) and content tabs (``=== "Python"``).
 _ADMONITION = re.compile(r'^([ \t]*)(?:!!!|\?\?\?\+?)[ \t]+([\w-]+)?[^"\n]*?(?:"([^"]*)")?[ \t]*$')
 _TAB = re.compile(r'^([ \t]*)===[!+]*[ \t]+"([^"]*)"[ \t]*$')
@@ -35,7 +35,7 @@ _ABBREVIATION = re.compile(r"^[ \t]*\*\[[^\]]+\]:.*$")
 _LINK_DEFINITION = re.compile(r"^[ \t]{0,3}\[(?!\^)([^\]]+)\]:[ \t]*\S+.*$")
 _ESM = re.compile(r"^(?:import|export)[ \t{*]")
 _SNIPPETS = re.compile(r"^[ \t]*-{2,}8<-{2,}[ \t]*$")
-_FENCE_HEADS, _DROPPED_HEADS, _CONTAINER_HEADS = frozenset("`~>"), frozenset("-;{*[("), frozenset("!?=/:")
+_FENCE_HEADS, _DROPPED_HEADS, _CONTAINER_HEADS = frozenset("`~>-*+0123456789"), frozenset("-;{*[("), frozenset("!?=/:")
 _MYST_TARGET = re.compile(r"^\([\w.:-]+\)=[ \t]*$")
 _OPTION = re.compile(r"^[ \t]*:[\w-]+:(?:[ \t].*)?$")
 
@@ -61,22 +61,25 @@ _ATTR_LIST = re.compile(rf"[ \t]*\{{:?[ \t]*{_ATTR}(?:[ \t]+{_ATTR})*[ \t]*\}}")
 _ICON = re.compile(r":(?:material|octicons|fontawesome|simple|lucide)-[\w-]+:[ \t]?")
 _TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+(?:[ \t]*:?-+:?[ \t]*)?$")
 
-#: Directives (reStructuredText, MyST) whose body is code, and those that render no text of the page itself.
-CODE_DIRECTIVES = frozenset({"code-block", "code", "sourcecode", "code-cell", "doctest", "testcode", "testoutput"})
-DROPPED_DIRECTIVES = frozenset({"toctree", "contents", "include", "literalinclude", "image", "raw", "highlight",
-                                "index", "meta", "currentmodule", "module", "sectionauthor", "codeauthor",
-                                "default-role", "role", "tabularcolumns", "only"})
+#: Directives (reStructuredText, MyST) whose body is code, and those that render no text of the page itself
+#: (a table of contents, an include, an image) or that is not ours (autodoc's ``auto*`` read the code).
+_CODE_DIRECTIVES = frozenset({"code-block", "code", "sourcecode", "code-cell", "doctest", "testcode", "testoutput"})
+_DROPPED_DIRECTIVES = frozenset({"toctree", "contents", "include", "literalinclude", "image", "raw", "highlight",
+                                 "index", "meta", "currentmodule", "module", "sectionauthor", "codeauthor",
+                                 "default-role", "role", "tabularcolumns"})
+#: Directives that only wrap their body (a condition, a layout, a figure's caption): the body, no title.
+_WRAPPERS = frozenset({"only", "container", "rst-class", "class", "cssclass", "figure", "tab-set", "grid"})
 _VERSIONED = {"versionadded": "New in version", "versionchanged": "Changed in version",
               "deprecated": "Deprecated since version", "versionremoved": "Removed in version"}
 
 
-def indent_of(line: str) -> int:
+def _indent_of(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))
 
 
-def dedent(lines: list[str]) -> list[str]:
+def _dedent(lines: list[str]) -> list[str]:
     """``lines`` less their common indentation (blank lines do not count)."""
-    cut = min((indent_of(x) for x in lines if x.strip()), default=0)
+    cut = min((_indent_of(x) for x in lines if x.strip()), default=0)
     return [x[cut:] if x.strip() else "" for x in lines]
 
 
@@ -92,20 +95,20 @@ def fence_end(lines: list[str], start: int) -> int | None:
     return len(lines)
 
 
-def indented_end(lines: list[str], start: int, indent: int) -> int:
+def _indented_end(lines: list[str], start: int, indent: int) -> int:
     """Past the last line from ``start`` of the block indented deeper than ``indent`` (blank lines
     inside it belong to it; trailing ones do not)."""
     end, j = start, start
     while j < len(lines):
         if lines[j].strip():
-            if indent_of(lines[j].expandtabs(4)) <= indent:
+            if _indent_of(lines[j].expandtabs(4)) <= indent:
                 break
             end = j + 1
         j += 1
     return end
 
 
-def closing(lines: list[str], start: int, pattern: re.Pattern) -> int:
+def _closing(lines: list[str], start: int, pattern: re.Pattern) -> int:
     """The first line from ``start`` matching ``pattern`` outside fenced code (``len(lines)``: none)."""
     j = start
     while j < len(lines):
@@ -116,14 +119,16 @@ def closing(lines: list[str], start: int, pattern: re.Pattern) -> int:
     return len(lines)
 
 
-def titled(title: str) -> str:
+def _titled(title: str) -> str:
     """A container's title as the line that introduces its body: it ends in ':' unless punctuated."""
     title = title.strip()
     return title if not title or title[-1] in ".:!?" else f"{title}:"
 
 
-def directive_title(name: str, args: str) -> str:
+def _directive_title(name: str, args: str) -> str:
     """The line a text directive renders above its body: its argument, else its name (``Note``)."""
+    if name in _WRAPPERS:
+        return ""
     if name in _VERSIONED:
         return f"{_VERSIONED[name]} {args}".strip()
     return args.strip() or name.replace("-", " ").capitalize()
@@ -165,7 +170,7 @@ class _Markdown:
                     i += 1
                 continue
             if head == "-" and _SNIPPETS.match(line):  # a block of snippet paths, to the next such line
-                i = closing(lines, i + 1, _SNIPPETS) + 1
+                i = _closing(lines, i + 1, _SNIPPETS) + 1
                 continue
             if head in _DROPPED_HEADS and any(p.match(line) for p in (_INCLUDE, _ABBREVIATION, _LINK_DEFINITION,
                                                                         _MYST_TARGET)):
@@ -177,7 +182,7 @@ class _Markdown:
                 out += produced
                 continue
             # MDX has no indented code: what JSX components indent is their text
-            out.append(line.lstrip(" \t") if self.mdx and indent_of(line.expandtabs(4)) >= 4 else line)
+            out.append(line.lstrip(" \t") if self.mdx and _indent_of(line.expandtabs(4)) >= 4 else line)
             i += 1
         return out
 
@@ -188,9 +193,11 @@ class _Markdown:
         directive = re.match(r"\{([\w:.-]+)\}[ \t]*(.*)$", m.group(3).strip())
         closed = len(block) > 1 and re.fullmatch(rf"[ \t]*(?:>[ \t]?)*{re.escape(m.group(2)[0])}+[ \t]*", block[-1])
         if directive:
-            inner = dedent(block[1:-1] if closed else block[1:])
-            return self._directive(directive.group(1), directive.group(2), inner, m.group(1))
-        return dedent(block) if self.mdx else block
+            inner = _dedent(block[1:-1] if closed else block[1:])
+            prefix = m.group(1)  # a list item's marker opens the first line; the rest are indented under it
+            out = self._directive(directive.group(1), directive.group(2), inner, " " * len(prefix))
+            return [prefix + out[0].lstrip(" "), *out[1:]] if out else []
+        return _dedent(block) if self.mdx else block
 
     def _directive(self, name: str, args: str, body: list[str], indent: str) -> list[str]:
         """A MyST directive: its options dropped, then code, nothing, reStructuredText or a titled body."""
@@ -200,12 +207,12 @@ class _Markdown:
         while body and _OPTION.match(body[0]):
             body = body[1:]
         name = name.split(":")[-1]
-        if name in CODE_DIRECTIVES:
+        if name in _CODE_DIRECTIVES:
             return [indent + x for x in _fenced(args, _body(body))] + [""]
-        if name in DROPPED_DIRECTIVES or name.startswith("auto"):
+        if name in _DROPPED_DIRECTIVES or name.startswith("auto"):
             return []
         inner = rst_markdown("\n".join(body)).split("\n") if name == "eval-rst" else self.lines(_body(body))
-        title = "" if name == "eval-rst" else titled(directive_title(name, args))
+        title = "" if name == "eval-rst" else _titled(_directive_title(name, args))
         return [indent + x if x else "" for x in ([title] if title else []) + inner] + [""]
 
     def _container(self, lines: list[str], i: int) -> tuple[list[str], int] | None:
@@ -217,29 +224,29 @@ class _Markdown:
             indent = m.group(1)
             title = (m.group(3) if m.re is _ADMONITION and m.group(3) is not None
                      else (m.group(2) or "") if m.re is _TAB else (m.group(2) or "").capitalize())
-            end = indented_end(lines, i + 1, indent_of(indent.expandtabs(4)))
-            body = self.lines(_body(dedent(lines[i + 1:end])))
-            return self._wrap(indent, titled(title), body), end
+            end = _indented_end(lines, i + 1, _indent_of(indent.expandtabs(4)))
+            body = self.lines(_body(_dedent(lines[i + 1:end])))
+            return self._wrap(indent, _titled(title), body), end
         m = _BLOCK.match(line)
         if m:
             indent, slashes, name, title = m.group(1), m.group(2), m.group(3), m.group(4)
             close = re.compile(rf"^[ \t]*{slashes}[ \t]*$")
-            end = closing(lines, i + 1, close)
+            end = _closing(lines, i + 1, close)
             body = lines[i + 1:end]
             while body and body[0].startswith((" " * 4, "\t")) and ":" in body[0]:  # the block's YAML options
                 body = body[1:]
-            heading = "" if name == "html" else titled(title if title is not None else name.capitalize())
-            return self._wrap(indent, heading, self.lines(_body(dedent(body)))), end + 1
+            heading = "" if name == "html" else _titled(title if title is not None else name.capitalize())
+            return self._wrap(indent, heading, self.lines(_body(_dedent(body)))), end + 1
         m = _COLONS.match(line)
         if m and (m.group(3) or m.group(4)):
             indent, colons = m.group(1), m.group(2)
             close = re.compile(rf"^[ \t]*{colons}[ \t]*$")
-            end = closing(lines, i + 1, close)
-            body = dedent(lines[i + 1:end])
+            end = _closing(lines, i + 1, close)
+            body = _dedent(lines[i + 1:end])
             if m.group(3):  # MyST ':::{name} args'
                 return self._directive(m.group(3), m.group(6), body, indent), end + 1
             title = m.group(5) or m.group(6) or m.group(4).capitalize()
-            return self._wrap(indent, titled(title), self.lines(_body(body))), end + 1
+            return self._wrap(indent, _titled(title), self.lines(_body(body))), end + 1
         return None
 
     @staticmethod
@@ -272,7 +279,7 @@ def _prose(text: str, mdx: bool, links: frozenset[str]) -> str:
             text = _SHORTCUT.sub(lambda m: m.group(1) if m.group(1).lower() in links else m.group(), text)
     if "<" in text:
         text = _AUTOLINK.sub(r"\1", text)
-        text = _LABELLED_TAG.sub(lambda m: titled(m.group(2)), text)
+        text = _LABELLED_TAG.sub(lambda m: _titled(m.group(2)), text)
         text = _BREAK.sub(" ", text)
         text = _TAG.sub("", text)
     if "{" in text:
@@ -389,22 +396,22 @@ class _Rst:
             if _ADORNMENT.fullmatch(stripped) and blank_before:  # a transition
                 i += 1
                 continue
-            indent = indent_of(line)
+            indent = _indent_of(line)
             if literal_next and out and indent > 0:
-                end = indented_end(lines, i, indent - 1)
-                out += _fenced("", dedent(lines[i:end])) + [""]
+                end = _indented_end(lines, i, indent - 1)
+                out += _fenced("", _dedent(lines[i:end])) + [""]
                 i, literal_next = end, False
                 continue
             literal_next = False
             m = _EXPLICIT.match(line)
             if m:
-                end = indented_end(lines, i + 1, indent)
+                end = _indented_end(lines, i + 1, indent)
                 out += self.explicit(m.group(2) or "", lines[i + 1:end])
                 i = end
                 continue
             if stripped.startswith(">>>") and blank_before:  # a doctest block runs to the next blank line
                 end = next((j for j in range(i, n) if not lines[j].strip()), n)
-                out += _fenced("pycon", dedent(lines[i:end])) + [""]
+                out += _fenced("pycon", _dedent(lines[i:end])) + [""]
                 i = end
                 continue
             if _GRID_RULE.match(line) or _SIMPLE_RULE.match(line):
@@ -428,21 +435,21 @@ class _Rst:
             name, args = m.group(1).split(":")[-1], m.group(2) or ""
             if head.startswith("|"):  # a substitution definition
                 return []
-            body = dedent(body)
+            body = _dedent(body)
             while body and (_OPTION.match(body[0]) or (not body[0].strip() and len(body) > 1
                                                             and _OPTION.match(body[1]))):
                 body = body[1:]
-            if name in CODE_DIRECTIVES:
+            if name in _CODE_DIRECTIVES:
                 return _fenced(args, _body(body)) + [""]
-            if name in DROPPED_DIRECTIVES or name.startswith("auto"):
+            if name in _DROPPED_DIRECTIVES or name.startswith("auto"):
                 return []
             if name == "rubric":
                 return [args, ""]
             inner = self.lines(_body(body))
-            return ["", titled(directive_title(name, args)), *inner, ""]
+            return ["", _titled(_directive_title(name, args)), *inner, ""]
         m = _FOOTNOTE.match(head)
         if m:
-            return ["", f"[{m.group(1)}] {m.group(2)}", *self.lines(dedent(body)), ""]
+            return ["", f"[{m.group(1)}] {m.group(2)}", *self.lines(_dedent(body)), ""]
         return []  # a comment or a hyperlink target renders nothing
 
 
