@@ -5,6 +5,7 @@ Markdown, MDX, reStructuredText and HTML."""
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -190,6 +191,19 @@ def test_no_passage_is_only_a_heading_and_a_headings_only_document_keeps_them():
     assert_well_formed(parts)
     assert "## D" in "\n".join(t for _, t in parts)  # a heading with nothing under it is kept, not a passage
     assert chunk("# Only\n\n## Headings\n") == [("", "# Only\n\n## Headings")]
+
+
+@pytest.mark.parametrize("body", [
+    "# T\n\ntext one\ntwo\n\n## Sub ##\n\npara\n# C#\n#hashtag line\n\n###\n\n####### seven\n",
+    "# Falcon overview\n\nProject Falcon depends on Atlas.\n",
+    "x\n\n\n\ny  \n#  Spaced   heading   #  \npara [link]: not a definition\n",
+])
+def test_headings_and_paragraphs_alone_are_read_as_the_parser_reads_them(body: str, monkeypatch):
+    chunker = sys.modules["hoprag.ingest.chunk"]
+    fast = chunker._plain_blocks(body)
+    assert fast is not None  # the line-by-line path took it
+    monkeypatch.setattr(chunker, "_plain_blocks", lambda _: None)
+    assert fast == chunker._blocks(body)
 
 
 def test_plain_text_chunks_as_before():

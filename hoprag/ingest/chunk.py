@@ -48,6 +48,10 @@ VERSION = "2"
 _SENTENCE_END = re.compile(r"(?<=[.!?])(\s+)")
 _LIST_ITEM = re.compile(r"^[ \t]{0,3}(?:(?:[-*+]|\d{1,9}[.)])[ \t]|\|)")  # a list item's or a table row's first line
 _FENCE_CLOSE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*$")
+#: What only the Markdown parser reads right: code, indentation, quotes, HTML, lists, rules, underlines.
+_NEEDS_PARSER = re.compile(r"[`~<\t]|^[ >\-*+=_]|^\d{1,9}[.)]", re.M)
+_ATX = re.compile(r"^(#{1,6})(?:[ \t]+(.*))?$")
+_ATX_CLOSE = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
 _FENCE_OPEN = re.compile(r"(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?(`{3,}|~{3,})")  # of a stripped line
 
 
@@ -113,8 +117,33 @@ class _Block:
     code: bool
 
 
+def _plain_blocks(body: str) -> list[tuple[int, str] | _Block] | None:
+    """:func:`_blocks` of a document of ``#`` headings and paragraphs alone, line by line (what the
+    parser would return, several times faster); None for anything else (code, indentation, lists,
+    quotes, HTML, underlined headings, rules)."""
+    if _NEEDS_PARSER.search(body):
+        return None
+    out: list[tuple[int, str] | _Block] = []
+    paragraph: list[str] = []
+    for line in [*body.split("\n"), ""]:
+        heading = _ATX.match(line)
+        if (heading or not line.strip()) and paragraph:
+            out.append(_Block("\n".join(paragraph), False))
+            paragraph = []
+        if heading:
+            text = " ".join(_ATX_CLOSE.sub("", heading.group(2) or "").split())
+            if text:
+                out.append((len(heading.group(1)), text))
+        elif line.strip():
+            paragraph.append(line.rstrip())
+    return out
+
+
 def _blocks(body: str) -> list[tuple[int, str] | _Block]:
     """The document's top-level blocks in order: ``(level, heading text)`` or a :class:`_Block`."""
+    plain = _plain_blocks(body)
+    if plain is not None:
+        return plain
     lines = body.split("\n")
     tokens = _parser().parse(body)
     out: list[tuple[int, str] | _Block] = []

@@ -42,9 +42,7 @@ _OPTION = re.compile(r"^[ \t]*:[\w-]+:(?:[ \t].*)?$")
 _CODE_SPAN = re.compile(r"(`+)(?!`)(?:[^\n]|\n(?![ \t]*\n))*?(?<!`)\1(?!`)")
 _PLACEHOLDER = re.compile(r"\x00(\d+)\x00")
 _SPACES = re.compile(r"(?<=\S)[ \t]{2,}(?=\S)")
-_TRAILING = re.compile(r"[ \t]+$", re.M)
 _BLANKS = re.compile(r"\n(?:[ \t]*\n){2,}")
-_EDGE_BLANKS = re.compile(r"^(?:[ \t]*\n)+|(?:\n[ \t]*)+$")
 _MYST_ROLE = re.compile(r"\{[\w:.+-]+\}(`+)([\s\S]*?)\1")
 _COMMENT = re.compile(r"<!--[\s\S]*?-->")
 _JSX_COMMENT = re.compile(r"\{/\*[\s\S]*?\*/\}")
@@ -258,10 +256,13 @@ def _prose(text: str, mdx: bool, links: frozenset[str]) -> str:
     """Inline markup of prose reduced to its text; code spans (which never cross a blank line, so a
     stray backtick stays in its paragraph) are kept as written. ``links``: the document's link labels.
     Each pattern runs only where its first character occurs: most prose has little markup."""
-    if "<" in text:
-        text = _COMMENT.sub("", text)
+    removed = 0  # a removed comment, tag or icon leaves two spaces between words: collapsed if any
+    if "<!--" in text:
+        text, n = _COMMENT.subn("", text)
+        removed += n
     if mdx and "{/*" in text:
-        text = _JSX_COMMENT.sub("", text)
+        text, n = _JSX_COMMENT.subn("", text)
+        removed += n
     if "}`" in text:
         text = _MYST_ROLE.sub(lambda m: _role_text(m.group(2)), text)
     spans: list[str] = []
@@ -280,14 +281,18 @@ def _prose(text: str, mdx: bool, links: frozenset[str]) -> str:
     if "<" in text:
         text = _AUTOLINK.sub(r"\1", text)
         text = _LABELLED_TAG.sub(lambda m: _titled(m.group(2)), text)
-        text = _BREAK.sub(" ", text)
-        text = _TAG.sub("", text)
+        text, n = _BREAK.subn(" ", text)
+        text, k = _TAG.subn("", text)
+        removed += n + k
     if "{" in text:
-        text = _ATTR_LIST.sub("", text)
+        text, n = _ATTR_LIST.subn("", text)
+        removed += n
     if ":" in text:
-        text = _ICON.sub("", text)
-    text = _TRAILING.sub("", _SPACES.sub(" ", text))  # what a removed tag or icon left between words
-    if "-" in text:
+        text, n = _ICON.subn("", text)
+        removed += n
+    if removed:
+        text = _SPACES.sub(" ", text)
+    if "|" in text and "-" in text:
         text = "\n".join(x for x in text.split("\n") if not _TABLE_RULE.match(x))
     return _PLACEHOLDER.sub(lambda m: spans[int(m.group(1))], text) if spans else text
 
@@ -308,14 +313,23 @@ def _outside_code(lines: list[str], reduce: Callable[[str], str]) -> str:
     run: list[str] = []
 
     def prose() -> None:
-        if run:
-            text = _BLANKS.sub("\n\n", reduce("\n".join(run)))
-            out.append(_EDGE_BLANKS.sub("\n", text))
-            run.clear()
+        start, end = 0, len(run)
+        while start < end and not run[start].strip():
+            start += 1
+        while end > start and not run[end - 1].strip():
+            end -= 1
+        if start < end:
+            text = reduce("\n".join(run[start:end]))
+            if "\n\n\n" in text:
+                text = _BLANKS.sub("\n\n", text)
+            out.append("\n".join(([""] if start else []) + [text] + ([""] if end < len(run) else [])))
+        elif run:
+            out.append("")
+        run.clear()
 
     i = 0
     while i < len(lines):
-        end = fence_end(lines, i)
+        end = fence_end(lines, i) if lines[i].lstrip(" \t")[:1] in _FENCE_HEADS else None
         if end is None:
             run.append(lines[i])
             i += 1
