@@ -59,7 +59,8 @@ def assert_well_formed(parts: list[tuple[str, str]]) -> None:
 # 1. Sections and heading paths -------------------------------------------------------------------------------
 
 def test_section_is_the_heading_path_and_the_text_does_not_repeat_the_heading():
-    body = f"# Background Tasks\n\n{words(10)}\n\n## Add the task\n\n{words(10, 'task')}\n\n### Details\n\n{words(10, 'x')}\n"
+    body = (f"# Background Tasks\n\n{words(10)}\n\n## Add the task\n\n{words(10, 'task')}\n\n"
+            f"### Details\n\n{words(10, 'x')}\n")
     parts = chunk(body)
     assert [s for s, _ in parts] == ["Background Tasks", "Background Tasks › Add the task",
                                      "Background Tasks › Add the task › Details"]
@@ -231,8 +232,9 @@ def test_plain_text_chunks_as_before():
     (":material-check: Done :octicons-mark-github-16: and :fontawesome-brands-python:.", "Done and ."),
     ("The HTML spec.\n\n*[HTML]: Hyper Text Markup Language", "The HTML spec."),
     ("| a | b |\n|---|:-:|\n| 1 | `x|y` |", "| a | b |\n| 1 | `x|y` |"),
-    ("Keep **bold**, _em_, `[not](a link)` and <https://x.org>.", "Keep **bold**, _em_, `[not](a link)` and https://x.org."),
-    ("```md\n!!! note\n    [a](b) <b>x</b> --8<-- \"y\"\n```", "```md\n!!! note\n    [a](b) <b>x</b> --8<-- \"y\"\n```"),
+    ("Keep **bold**, _em_, `[not](a link)` and <https://x.org>.",
+     "Keep **bold**, _em_, `[not](a link)` and https://x.org."),
+    ("```md\n!!! note\n    [a](b) <b>x</b> --8<-- \"y\"\n```",) * 2,  # code is never touched
 ])
 def test_mkdocs_markup_is_reduced_to_its_text(source: str, expected: str):
     assert markdown_text(source) == expected
@@ -255,7 +257,7 @@ def test_mdx_markup_is_reduced_to_its_text(source: str, expected: str):
 def test_myst_directives_and_roles():
     source = ("See {ref}`the guide <guide-label>` and {mod}`pathlib`.\n\n(target)=\n\n```{note}\nA note.\n```\n\n"
               "```{code-block} python\n:caption: x\n\nprint(1)\n```\n\n```{toctree}\nhidden\n```\n\n"
-              ":::{warning} Careful\nBody.\n:::")
+              ":::{admonition} Careful\nBody.\n:::")
     assert markdown_text(source) == ("See the guide and pathlib.\n\nNote:\nA note.\n\n```python\nprint(1)\n```\n\n"
                                      "Careful:\nBody.")
     in_list = "- ```\n  X=1\n  ```\n\n  is the same as `--x=1`\n\n- ```{note}\n  A note in a list.\n  ```\n"
@@ -313,6 +315,9 @@ doctest
 
 .. versionadded:: 2.0
    The flag.
+
+.. warning:: Text on the directive's line
+   starts its body.
 """
 
 
@@ -325,6 +330,7 @@ def test_rst_sections_code_directives_and_roles():
     assert "Literal blocks follow a double colon:\n\n```\n$ pip freeze\n# also code\n```" in text
     assert "### Details" in text and '```pycon\n>>> print("doctest")\ndoctest\n```' in text
     assert "New in version 2.0:\nThe flag." in text
+    assert "Warning:\nText on the directive's line\nstarts its body." in text
     for gone in ("toctree", "hidden/page", "This is a comment", "_running", ":orphan:", "maxdepth", "caption"):
         assert gone not in text
     parts = chunk(text)
@@ -546,6 +552,6 @@ def test_a_realistic_docusaurus_page(tmp_path: Path):
     assert "npm:\n\n```bash\nnpx edge deploy --prod\n```" in text and "Yarn:\n\n```bash\nyarn edge" in text
     config = [t for _, t in parts if "module.exports" in t]
     assert len(config) == 1 and "Create an `edge.config.js` file" in config[0]
-    assert "  regions: [\"fra\", \"iad\"],\n\n  // memory per function, in MB" in config[0]  # whole, with its blank line
+    assert "  regions: [\"fra\", \"iad\"],\n\n  // memory per function, in MB" in config[0]  # whole, blank line too
     assert "Warning:\nA rollback redeploys" in text
     assert all(s.startswith("Deploying to the edge") for s, _ in parts)

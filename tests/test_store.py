@@ -88,7 +88,8 @@ def test_fetch_returns_the_passage_or_the_whole_document(served):
     assert "meets on Fridays" in whole.structured_content["text"]
     assert whole.structured_content["facts"] == [["Heron", "depends_on", "Quill"]]
     hit = search.structured_content["results"][0]
-    assert (hit["id"], hit["document"], hit["section"]) == ("notes/heron.md#2", "notes/heron.md", "Heron overview › Team")
+    assert (hit["id"], hit["document"], hit["section"]) == ("notes/heron.md#2", "notes/heron.md",
+                                                            "Heron overview › Team")
     assert hidden.is_error
 
 

@@ -78,8 +78,10 @@ def _markdown(path: Path, data: bytes, mdx: bool) -> tuple[list[Record], list[Pr
 
 
 def _reduced(path: Path, meta: dict[str, Any], raw: str, text: str) -> tuple[list[Record], list[Problem]]:
-    empty = "no text of its own once its markup is reduced (only includes, imports, components or comments)"
-    return [Record(str(path), meta, text, first_heading(text), empty=empty if raw.strip() and not text.strip() else "")], []
+    """The record of a file whose markup reduced to ``text``; one that reduced to nothing says why."""
+    empty = "" if text.strip() or not raw.strip() else \
+        "no text of its own once its markup is reduced (only includes, imports, components or comments)"
+    return [Record(str(path), meta, text, first_heading(text), empty=empty)], []
 
 
 def markdown(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:

@@ -67,6 +67,9 @@ _DROPPED_DIRECTIVES = frozenset({"toctree", "contents", "include", "literalinclu
                                  "default-role", "role", "tabularcolumns"})
 #: Directives that only wrap their body (a condition, a layout, a figure's caption): the body, no title.
 _WRAPPERS = frozenset({"only", "container", "rst-class", "class", "cssclass", "figure", "tab-set", "grid"})
+#: docutils' admonitions (and Sphinx's): text on the directive's line is their body's first line.
+_ADMONITIONS = frozenset({"attention", "caution", "danger", "error", "hint", "important", "note", "tip", "warning",
+                          "seealso", "todo"})
 _VERSIONED = {"versionadded": "New in version", "versionchanged": "Changed in version",
               "deprecated": "Deprecated since version", "versionremoved": "Removed in version"}
 
@@ -123,13 +126,16 @@ def _titled(title: str) -> str:
     return title if not title or title[-1] in ".:!?" else f"{title}:"
 
 
-def _directive_title(name: str, args: str) -> str:
-    """The line a text directive renders above its body: its argument, else its name (``Note``)."""
+def _directive_text(name: str, args: str, body: list[str]) -> tuple[str, list[str]]:
+    """The title line a text directive renders above its body, and that body: its argument, else
+    its name (``Note``); an admonition's argument is the start of its body, under its name."""
     if name in _WRAPPERS:
-        return ""
+        return "", body
     if name in _VERSIONED:
-        return f"{_VERSIONED[name]} {args}".strip()
-    return args.strip() or name.replace("-", " ").capitalize()
+        return _titled(f"{_VERSIONED[name]} {args}"), body
+    if name in _ADMONITIONS and args.strip():
+        return _titled(name.capitalize()), [args.strip(), *body]
+    return _titled(args.strip() or name.replace("-", " ").capitalize()), body
 
 
 def _fenced(lang: str, body: list[str]) -> list[str]:
@@ -209,8 +215,11 @@ class _Markdown:
             return [indent + x for x in _fenced(args, _body(body))] + [""]
         if name in _DROPPED_DIRECTIVES or name.startswith("auto"):
             return []
-        inner = rst_markdown("\n".join(body)).split("\n") if name == "eval-rst" else self.lines(_body(body))
-        title = "" if name == "eval-rst" else _titled(_directive_title(name, args))
+        if name == "eval-rst":
+            title, inner = "", rst_markdown("\n".join(body)).split("\n")
+        else:
+            title, body = _directive_text(name, args, _body(body))
+            inner = self.lines(body)
         return [indent + x if x else "" for x in ([title] if title else []) + inner] + [""]
 
     def _container(self, lines: list[str], i: int) -> tuple[list[str], int] | None:
@@ -459,8 +468,8 @@ class _Rst:
                 return []
             if name == "rubric":
                 return [args, ""]
-            inner = self.lines(_body(body))
-            return ["", _titled(_directive_title(name, args)), *inner, ""]
+            title, body = _directive_text(name, args, _body(body))
+            return ["", title, *self.lines(body), ""]
         m = _FOOTNOTE.match(head)
         if m:
             return ["", f"[{m.group(1)}] {m.group(2)}", *self.lines(_dedent(body)), ""]
