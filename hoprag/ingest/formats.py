@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..corpus import Problem, _front_matter, json_lines
-from .markup import fence_end, markdown_text, rst_markdown
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
@@ -47,6 +46,8 @@ def _utf8(data: bytes, where: str) -> tuple[str | None, list[Problem]]:
 
 def first_heading(text: str) -> str:
     """The first heading of Markdown ``text`` (``#`` or underlined), never a ``#`` line inside code."""
+    from .markup import fence_end
+
     lines = text.split("\n")
     i = 0
     while i < len(lines):
@@ -65,6 +66,8 @@ def first_heading(text: str) -> str:
 
 
 def _markdown(path: Path, data: bytes, mdx: bool) -> tuple[list[Record], list[Problem]]:
+    from .markup import markdown_text  # its patterns are compiled when a file is read, not at every start
+
     text, problems = _utf8(data, str(path))
     if text is None:
         return [], problems
@@ -95,6 +98,8 @@ def mdx(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:
 
 def rst(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:
     """reStructuredText (Sphinx): no front matter; its sections, code and directives become Markdown."""
+    from .markup import rst_markdown
+
     text, problems = _utf8(data, str(path))
     if text is None:
         return [], problems
