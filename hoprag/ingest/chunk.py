@@ -2,7 +2,8 @@
 
 The readers hand over Markdown (:mod:`.markup` has reduced every other markup to it); its block
 structure comes from markdown-it-py, so a ``#`` inside fenced or indented code is never a heading
-and a fence is one block however many blank lines it holds. Then:
+and a fence is one block however many blank lines it holds (a document of nothing but ``#``
+headings and paragraphs is read line by line, to the same blocks). Then:
 
 - **Sections** start at headings. A passage's section is its heading path from the document's top
   heading down, joined with `` › `` (``Background Tasks › Add the task``); its text does not repeat
@@ -19,7 +20,8 @@ and a fence is one block however many blank lines it holds. Then:
   no heading.
 - **Long sections split** between units into near-equal passages of at most
   :data:`MAX_PASSAGE_CHARS`. A unit longer than that is cut: code at blank lines, else between
-  lines, each piece fenced again; prose between sentences, else words.
+  lines, each piece fenced again (the first stays with its intro); prose between list items or
+  table rows, else sentences, else words.
 
 Text without headings (plain text, PDF, JSONL) is one section of blank-line paragraphs, so a
 passage within the bound comes out exactly as it went in (its paragraphs stripped). Nothing is
@@ -67,6 +69,9 @@ def _parser() -> MarkdownIt:
 
 @dataclass
 class _Section:
+    """A heading's section: its heading path, its heading line and its units (the text before the
+    first heading is a section with an empty path)."""
+
     path: tuple[str, ...]
     line: str  # the heading as a '#' line: what the section shows when merged into another passage
     units: list[str] = field(default_factory=list)
@@ -113,6 +118,8 @@ def _code_pieces(code: str, limit: int, first: int) -> list[str]:
 
 @dataclass
 class _Block:
+    """A top-level block of the document: fenced code, or anything else (kept as its source lines)."""
+
     text: str
     code: bool
 
@@ -183,6 +190,7 @@ def _units(blocks: list[_Block]) -> list[str]:
 
 
 def _sections(body: str, headings: bool) -> list[_Section]:
+    """The document's sections in order, without empty parents; plain text is one section."""
     if not headings:
         return [_Section((), "", [p.strip() for p in re.split(r"\n[ \t]*\n", body) if p.strip()])]
     sections = [_Section((), "")]
