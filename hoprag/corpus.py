@@ -52,6 +52,10 @@ def _field(key: Any) -> str:
     return key if isinstance(key, str) and key.isprintable() and key else _SHOW.repr(key)
 
 
+#: Between the headings of a passage's section path (``Background Tasks › Add the task``).
+SECTION_SEPARATOR = " › "
+
+
 @dataclass(frozen=True)
 class Doc:
     """A retrievable record with access-control and provenance metadata.
@@ -60,8 +64,9 @@ class Doc:
     where the text came from; both are enforced around the model, not by it.
     ``triples`` holds precomputed facts (JSONL corpora) that replace cue extraction.
     A passage of a chunked document (``hoprag index``) names its ``document``, its ``position``
-    in it (from 0) and the ``section`` heading it sits under, so a citation names document and
-    section; a record loaded whole is its own document (``document`` empty).
+    in it (from 0) and its ``section``: the heading path it sits under, from the document's top
+    heading down, joined with :data:`SECTION_SEPARATOR`, so a citation names document and section;
+    a record loaded whole is its own document (``document`` empty).
     """
 
     id: str

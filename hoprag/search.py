@@ -7,8 +7,9 @@ frequencies (a physically partitioned index, built lazily and cached).
 Three rankers, one analysis (:mod:`.tokens`):
 
 - ``overlap``: the chapter's frequency-weighted token overlap over the text, ties by id;
-- ``bm25``: Okapi BM25 (bm25s) over the accent-folded ``title + text`` -- Wikipedia-style
-  paragraphs often never repeat their subject outside the title;
+- ``bm25``: Okapi BM25 (bm25s) over the accent-folded ``title + section + text`` -- Wikipedia-style
+  paragraphs often never repeat their subject outside the title, a documentation passage its
+  headings;
 - ``bm25-titles``: ``bm25`` plus a title match: passages titled with an entity the query names
   gain ``TITLE_WEIGHT`` times the best BM25 score of the query (the query's entities have a
   page of their own).
@@ -28,7 +29,7 @@ import numpy as np
 from scipy import sparse
 
 from .cache import Derived, Lru, load_or_build, pack, unpack
-from .corpus import Doc
+from .corpus import SECTION_SEPARATOR, Doc
 from .entities import EntityIndex, EntityView
 from .lexicon import Lexicon
 from .passages import Passages
@@ -38,8 +39,9 @@ RANKERS = ("overlap", "bm25", "bm25-titles")
 TITLE_WEIGHT = 0.5
 #: How many BM25 hits the title match re-ranks (titled passages outside it still gain the bonus).
 TITLE_POOL = 50
-#: The layout :meth:`_BM25.to_bytes` writes, part of the kind a view persists under: an older one is a cache miss.
-VIEW_FORMAT = "3"
+#: The layout :meth:`_BM25.to_bytes` writes and what :func:`analysed` indexes, part of the kind a view
+#: persists under: an older one is a cache miss.
+VIEW_FORMAT = "4"
 
 
 @dataclass(frozen=True)
@@ -171,8 +173,17 @@ class View:
 
 
 def analysed(doc: Doc) -> str:
-    """What the BM25 rankers index: the folded title and text."""
-    return fold(f"{doc.title}\n{doc.text}" if doc.title else doc.text)
+    """What the BM25 rankers index: the folded title, section and text.
+
+    A passage's section (its heading path) is a field of its own: a chunked passage rarely repeats
+    its headings. It is left out when empty or the title itself, and a leading heading that is the
+    title is not counted twice, so records without sections analyse as title and text alone.
+    """
+    section = doc.section
+    if section and doc.title and section.startswith(doc.title + SECTION_SEPARATOR):
+        section = section[len(doc.title) + len(SECTION_SEPARATOR):]
+    fields = [f for f in (doc.title, section if section != doc.title else "", doc.text) if f]
+    return fold("\n".join(fields))
 
 
 def _counts(token_lists: Iterable[list[str]], n: int) -> tuple[dict[str, int], sparse.csr_matrix]:

@@ -32,6 +32,15 @@ tokens:
   demo-finance-token: finance
 """
 QUESTION = "Which region stores telemetry for Project Heron?"
+#: The two sections of notes/heron.md, each long enough to be a passage of its own (chunk.MIN_PASSAGE_CHARS).
+HERON_OVERVIEW = ("Project Heron depends on Quill. Heron is the internal service that collects readings from the "
+                  "field devices and turns them into daily reports for the operations staff. Its code lives in one "
+                  "repository, every change is reviewed before it ships, and releases go out on Tuesdays after "
+                  "the nightly checks have passed.")
+HERON_TEAM = ("The Heron team meets on Fridays. The meeting reviews open incidents, the release plan for the coming "
+              "week and any questions raised by other teams. Notes from each meeting are shared in the team channel "
+              "the same afternoon, so that people who could not attend can follow the decisions and raise "
+              "objections before the next release.")
 
 
 def basalt_html(region: str) -> str:
@@ -67,8 +76,7 @@ def build(root: Path) -> Path:
         (src / folder).mkdir(parents=True, exist_ok=True)
     (src / "relations.yaml").write_text(RELATIONS)
     (src / "corpus.yaml").write_text("rules:\n  - path: uploads/\n    trusted: false\n")
-    (src / "notes/heron.md").write_text("# Heron overview\n\nProject Heron depends on Quill.\n\n"
-                                        "## Team\n\nThe Heron team meets on Fridays.\n")
+    (src / "notes/heron.md").write_text(f"# Heron overview\n\n{HERON_OVERVIEW}\n\n## Team\n\n{HERON_TEAM}\n")
     (src / "notes/deep/quill.txt").write_text("Quill stores telemetry in Basalt.\n")
     (src / "basalt.html").write_text(basalt_html("eu-north-2"))
     (src / "finance/budget.md").write_text("---\ngroups: [finance]\n---\n# Heron budget\n\n"

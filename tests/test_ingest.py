@@ -53,7 +53,8 @@ def test_every_format_is_read_with_defaults(tree: Path, tmp_path: Path):
     heron = docs["notes/heron.md#1"]
     assert (heron.title, heron.section, heron.document_id, heron.position) == ("Heron overview", "Heron overview",
                                                                                 "notes/heron.md", 0)
-    assert docs["notes/heron.md#2"].section == "Team" and docs["notes/heron.md#2"].position == 1
+    assert docs["notes/heron.md#2"].section == "Heron overview › Team" and docs["notes/heron.md#2"].position == 1
+    assert docs["notes/heron.md#2"].title == "Heron overview"  # the document's title; the section is the heading path
     assert heron.source == (tree / "notes/heron.md").resolve().as_uri() and heron.trusted
     assert heron.groups == ENG and heron.updated is not None
     assert docs["notes/deep/quill.txt"].title == "quill"  # no heading: the file name
@@ -105,9 +106,10 @@ def test_chunking_on_headings_and_paragraphs_within_the_bound():
            "\n\n## Details\n\n" + "Long sentence number one. " * 200
     parts = chunk(body, limit=600)
     assert all(len(text) <= 600 for _, text in parts)
-    assert parts[0][0] == "Intro" and parts[-1][0] == "Details"
-    assert {s for s, _ in parts} == {"Intro", "Details"}
-    assert " ".join(" ".join(t for _, t in parts).split()) == " ".join(body.replace("#", "").split())
+    assert parts[0][0] == "Intro" and parts[-1][0] == "Intro › Details"
+    assert {s for s, _ in parts} == {"Intro", "Intro › Details"}
+    without_headings = body.replace("# Intro", "").replace("## Details", "")  # a heading is the section, not text
+    assert " ".join(" ".join(t for _, t in parts).split()) == " ".join(without_headings.split())
     assert chunk("# not a heading in text\n\nmore", headings=False) == [("", "# not a heading in text\n\nmore")]
 
 
@@ -118,8 +120,9 @@ def test_long_markdown_becomes_passages_with_document_and_section(tmp_path: Path
     (src / "long.md").write_text(f"# Zebra guide\n\n{sections}\n")
     run_index(src, tmp_path / "s.db", "engineering")
     engine = engine_of(tmp_path / "s.db")
-    assert len(engine.docs) > 5 and {d.document_id for d in engine.docs} == {"long.md"}
+    assert len(engine.docs) == 5 and {d.document_id for d in engine.docs} == {"long.md"}  # one per part
     assert [d.position for d in engine.docs] == list(range(len(engine.docs)))
+    assert [d.section for d in engine.docs] == [f"Zebra guide › Part {i}" for i in range(5)]
     whole = engine.document("long.md#3", ENG)
     assert whole.id == "long.md" and whole.text.count("Zebra facts") == 150
     assert engine.document("long.md", ENG).text == whole.text

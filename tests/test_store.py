@@ -16,7 +16,7 @@ from hoprag.engine import Engine
 from hoprag.ingest import index
 from hoprag.live import Live
 from hoprag.store import open_store
-from ingest_tree import QUESTION, basalt_html, build
+from ingest_tree import HERON_OVERVIEW, HERON_TEAM, QUESTION, basalt_html, build
 from mcp_client import call, http_client, run
 from test_agent import ask
 
@@ -80,14 +80,16 @@ def test_fetch_returns_the_passage_or_the_whole_document(served):
             hidden = await call(c, "fetch", id="notes/heron.md#2", document=True)
         return part, whole, search, hidden
     part, whole, search, hidden = run(go())
-    assert part.structured_content["text"] == "Team\n\nThe Heron team meets on Fridays."
-    assert (part.structured_content["document"], part.structured_content["section"]) == ("notes/heron.md", "Team")
+    assert part.structured_content["text"] == HERON_TEAM  # the section's heading is its section, not its text
+    assert (part.structured_content["document"], part.structured_content["section"]) == ("notes/heron.md",
+                                                                                         "Heron overview › Team")
     assert whole.structured_content["id"] == "notes/heron.md"
-    assert "Project Heron depends on Quill." in whole.structured_content["text"]
+    assert HERON_OVERVIEW in whole.structured_content["text"]
     assert "meets on Fridays" in whole.structured_content["text"]
     assert whole.structured_content["facts"] == [["Heron", "depends_on", "Quill"]]
     hit = search.structured_content["results"][0]
-    assert (hit["id"], hit["document"], hit["section"]) == ("notes/heron.md#2", "notes/heron.md", "Team")
+    assert (hit["id"], hit["document"], hit["section"]) == ("notes/heron.md#2", "notes/heron.md",
+                                                            "Heron overview › Team")
     assert hidden.is_error
 
 

@@ -20,7 +20,7 @@ from ..lexicon import LexiconError, load_lexicon
 from ..read import extract_facts
 from ..store import Changes, Config, Passage, Store
 from . import meta
-from .chunk import chunk
+from .chunk import VERSION as CHUNKING, chunk
 from .discover import discover
 from .formats import READERS, Record
 
@@ -87,8 +87,11 @@ def _passages(record: Record, doc: Doc, config: Config) -> list[Passage]:
 
 
 def _read(found_path: Path, rel: str, data: bytes, rules: list[meta.Rule], groups: tuple[str, ...],
-          config: Config) -> tuple[list[Passage], list[Problem]]:
+          config: Config) -> tuple[list[Passage], list[Problem], list[Problem]]:
+    """The file's passages, its problems, and why it has nothing to index (skipped, not failed)."""
     records, problems = READERS[found_path.suffix.lower()](found_path, data)
+    if any(r.empty for r in records):
+        return [], problems, [Problem(r.where, "text", r.empty) for r in records if r.empty]
     passages: list[Passage] = []
     fixed = meta.defaults(rel, rules, groups)
     is_jsonl = found_path.suffix.lower() == ".jsonl"
@@ -107,7 +110,7 @@ def _read(found_path: Path, rel: str, data: bytes, rules: list[meta.Rule], group
         problems += bad
         if doc is not None:
             passages += _passages(record, doc, config)
-    return passages, problems
+    return passages, problems, []
 
 
 def index(src: Path, store: Store, groups: Sequence[str] = (), max_bytes: int = MAX_FILE_BYTES,
@@ -154,12 +157,18 @@ def index(src: Path, store: Store, groups: Sequence[str] = (), max_bytes: int = 
         except OSError as exc:
             report.failed.append(Problem(str(item.path), "file", f"unreadable: {exc.strerror or exc}"))
             continue
-        fingerprint = json.dumps([meta.defaults(item.rel, rules, flags), config_digest], sort_keys=True)
+        # the chunking is part of what a file yields: a store indexed by an older one re-reads every file
+        fingerprint = json.dumps([meta.defaults(item.rel, rules, flags), config_digest, CHUNKING], sort_keys=True)
         digest = hashlib.sha256(data + b"\0" + fingerprint.encode()).hexdigest()
         if old.get(item.rel) == digest:
             report.unchanged += 1
             continue
-        passages, problems = _read(item.path, item.rel, data, rules, flags, config)
+        passages, problems, empty = _read(item.path, item.rel, data, rules, flags, config)
+        if empty and not problems:  # a page of includes or components only: nothing of its own to index
+            report.skipped += empty
+            report.files -= 1
+            present.discard(item.rel)
+            continue
         for doc_id in dict.fromkeys(p.doc.document_id for p in passages):
             other = claimed.get(doc_id) or (owners.get(doc_id) if owners.get(doc_id) != item.rel else None)
             if other is not None:

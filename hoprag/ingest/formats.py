@@ -1,9 +1,11 @@
-"""Reading one file into records: Markdown (front matter optional), plain text, HTML, PDF, JSONL.
+"""Reading one file into records: Markdown and MDX (front matter optional), reStructuredText,
+plain text, HTML, PDF, JSONL.
 
 Every reader returns the record's own metadata (front matter or JSONL fields, validated later with
 the corpus loader's rules), its body text and a title guess; a file it cannot read becomes one
-:class:`~hoprag.corpus.Problem` naming it. HTML becomes Markdown-style text (``#`` headings,
-blank-line paragraphs) so one chunker serves every format.
+:class:`~hoprag.corpus.Problem` naming it. Structured formats become Markdown with their markup
+reduced to text (:mod:`.markup`): ``#`` headings, blank-line paragraphs, fenced code, so one
+chunker serves every format.
 """
 
 from __future__ import annotations
@@ -18,9 +20,8 @@ from typing import Any, Callable
 
 from ..corpus import Problem, _front_matter, json_lines
 
-#: File suffixes indexed, by reader.
-SUFFIXES = (".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".jsonl")
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.M)
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 
 
 @dataclass
@@ -32,6 +33,7 @@ class Record:
     body: str
     title: str
     headings: bool = True  # whether '#' lines in ``body`` are section headings
+    empty: str = ""  # why a file with markup renders no text (it is skipped, not failed)
 
 
 def _utf8(data: bytes, where: str) -> tuple[str | None, list[Problem]]:
@@ -43,11 +45,29 @@ def _utf8(data: bytes, where: str) -> tuple[str | None, list[Problem]]:
 
 
 def first_heading(text: str) -> str:
-    m = _HEADING.search(text)
-    return m.group(2).strip() if m else ""
+    """The first heading of Markdown ``text`` (``#`` or underlined), never a ``#`` line inside code."""
+    from .markup import fence_end
+
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        end = fence_end(lines, i)
+        if end is not None:
+            i = end
+            continue
+        m = _HEADING.match(lines[i])
+        if m:
+            return m.group(2).strip()
+        if (lines[i].strip() and i + 1 < len(lines) and _SETEXT.match(lines[i + 1])
+                and (i == 0 or not lines[i - 1].strip())):
+            return lines[i].strip()
+        i += 1
+    return ""
 
 
-def markdown(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:
+def _markdown(path: Path, data: bytes, mdx: bool) -> tuple[list[Record], list[Problem]]:
+    from .markup import markdown_text  # its patterns are compiled when a file is read, not at every start
+
     text, problems = _utf8(data, str(path))
     if text is None:
         return [], problems
@@ -57,7 +77,33 @@ def markdown(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:
         if parsed is None:
             return [], problems
         meta = parsed
-    return [Record(str(path), meta, text, first_heading(text))], []
+    return _reduced(path, meta, text, markdown_text(text, mdx))
+
+
+def _reduced(path: Path, meta: dict[str, Any], raw: str, text: str) -> tuple[list[Record], list[Problem]]:
+    """The record of a file whose markup reduced to ``text``; one that reduced to nothing says why."""
+    empty = "" if text.strip() or not raw.strip() else \
+        "no text of its own once its markup is reduced (only includes, imports, components or comments)"
+    return [Record(str(path), meta, text, first_heading(text), empty=empty)], []
+
+
+def markdown(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:
+    return _markdown(path, data, mdx=False)
+
+
+def mdx(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:
+    """MDX (Docusaurus): Markdown with ESM lines, JSX components and ``{/* */}`` comments."""
+    return _markdown(path, data, mdx=True)
+
+
+def rst(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:
+    """reStructuredText (Sphinx): no front matter; its sections, code and directives become Markdown."""
+    from .markup import rst_markdown
+
+    text, problems = _utf8(data, str(path))
+    if text is None:
+        return [], problems
+    return _reduced(path, {}, text, rst_markdown(text))
 
 
 def plain(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:
@@ -68,24 +114,43 @@ def plain(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:
 
 
 class _Visible(HTMLParser):
-    """Visible text of an HTML page, with headings as ``#`` lines and blocks as paragraphs."""
+    """Visible text of an HTML page, with headings as ``#`` lines, blocks as paragraphs and ``<pre>``
+    blocks as fenced code with their own line breaks (held aside as ``\0n\0`` until the page's
+    whitespace is collapsed)."""
 
-    BLOCKS = frozenset("p div section article main header footer aside li ul ol table tr blockquote pre br hr "
+    BLOCKS = frozenset("p div section article main header footer aside li ul ol table tr blockquote br hr "
                        "dl dt dd figure figcaption form fieldset address".split())
     HIDDEN = frozenset("script style template noscript head svg iframe object nav".split())  # nav: site chrome
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.out: list[str] = []
+        self.code: list[str] = []  # the fenced <pre> blocks, in order
         self.title, self.heading = "", ""
-        self._hidden, self._in_title, self._level = 0, False, 0
+        self._hidden, self._in_title, self._level, self._pre, self._inline_code = 0, False, 0, 0, 0
         self._buf: list[str] = []
+        self._lang = ""
 
     def handle_starttag(self, tag: str, attrs: list) -> None:
         if tag == "title":
             self._in_title = True
         elif tag in self.HIDDEN:
             self._hidden += 1
+        elif self._hidden:
+            return
+        elif tag == "pre" or (self._pre and tag == "code"):
+            if tag == "pre" and not self._pre:
+                self._buf, self._lang = [], ""
+            self._pre += tag == "pre"
+            classes = " ".join(v or "" for k, v in attrs if k == "class")
+            lang = re.search(r"\b(?:language|lang|highlight)-([\w+#.-]+)", classes)
+            self._lang = self._lang or (lang.group(1) if lang else "")
+        elif self._pre:
+            if tag == "br":
+                self._buf.append("\n")
+        elif tag == "code" and not self._level:
+            self._inline_code += 1
+            self.out.append("`")
         elif re.fullmatch(r"h[1-6]", tag):
             self.out.append("\n\n")
             self._level, self._buf = int(tag[1]), []
@@ -97,6 +162,21 @@ class _Visible(HTMLParser):
             self._in_title = False
         elif tag in self.HIDDEN:
             self._hidden = max(0, self._hidden - 1)
+        elif self._hidden:
+            return
+        elif tag == "pre" and self._pre:
+            self._pre -= 1
+            if not self._pre:
+                code = "".join(self._buf).strip("\n")
+                if code.strip():
+                    fence = "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", code)), default=0))
+                    self.code.append(f"{fence}{self._lang}\n{code}\n{fence}")
+                    self.out.append(f"\n\n\0{len(self.code) - 1}\0\n\n")
+        elif self._pre:
+            return
+        elif tag == "code" and self._inline_code:
+            self._inline_code -= 1
+            self.out.append("`")
         elif re.fullmatch(r"h[1-6]", tag) and self._level:
             text = " ".join("".join(self._buf).split())
             if text:
@@ -111,7 +191,7 @@ class _Visible(HTMLParser):
             self.title += data
         elif self._hidden:
             return
-        elif self._level:
+        elif self._level or self._pre:
             self._buf.append(data)
         else:
             self.out.append(data)
@@ -122,10 +202,11 @@ def html(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:
     if text is None:
         return [], problems
     parser = _Visible()
-    parser.feed(text)
+    parser.feed(text.replace("\0", "\ufffd"))
     parser.close()
     paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", "".join(parser.out))]
     body = "\n\n".join(p for p in paragraphs if p)
+    body = re.sub(r"\0(\d+)\0", lambda m: parser.code[int(m.group(1))], body)
     return [Record(str(path), {}, body, " ".join(parser.title.split()) or parser.heading)], []
 
 
@@ -165,5 +246,7 @@ def jsonl(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:
     return records, problems
 
 
+#: The reader of each indexed file suffix.
 READERS: dict[str, Callable[[Path, bytes], tuple[list[Record], list[Problem]]]] = {
-    ".md": markdown, ".markdown": markdown, ".txt": plain, ".html": html, ".htm": html, ".pdf": pdf, ".jsonl": jsonl}
+    ".md": markdown, ".markdown": markdown, ".mdx": mdx, ".rst": rst, ".txt": plain, ".html": html, ".htm": html,
+    ".pdf": pdf, ".jsonl": jsonl}

@@ -1,0 +1,486 @@
+"""Documentation markup reduced to the text a reader of the rendered page sees, as plain Markdown.
+
+Documentation sources are written for a renderer: MkDocs/pymdownx admonitions, content tabs and
+``///`` blocks, Docusaurus/MDX admonitions, ESM lines and JSX components, MyST and
+reStructuredText directives and roles, snippet includes, HTML, attribute lists, icon shortcodes,
+link syntax. Indexed raw they become passages of noise (``--8<-- "x.md"``, ``{ .md-button }``)
+and they hide the structure the chunker reads (an admonition's indented body parses as a code
+block). Every construct is reduced here, generically, to what it renders: a container's title
+becomes a line ending in ``:`` followed by its dedented body, a link its text, an image its alt
+text, a tag or an include nothing. Lists, tables, emphasis and inline code stay Markdown, and
+fenced code is never touched (an answer may quote it): every pass skips fences.
+
+The block structure itself (headings, fences, paragraphs) is left to a maintained Markdown parser
+in :mod:`.chunk`; what is here is only what no parser does for us: deciding what a container or a
+directive *renders as*.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+#: A fence opener: indentation, blockquote markers or a list item's marker, then three or more backticks or tildes.
+_FENCE = re.compile(r"^([ \t]*(?:>[ \t]?)*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?)(`{3,}|~{3,})(.*)$")
+#: MkDocs/pymdownx admonitions (``!!! note "Title"``, ``??? tip``, ``???+``) and content tabs (``=== "Python"``).
+_ADMONITION = re.compile(r'^([ \t]*)(?:!!!|\?\?\?\+?)[ \t]+([\w-]+)?[^"\n]*?(?:"([^"]*)")?[ \t]*$')
+_TAB = re.compile(r'^([ \t]*)===[!+]*[ \t]+"([^"]*)"[ \t]*$')
+#: pymdownx blocks: ``/// name | title`` ... ``///`` (more slashes nest).
+_BLOCK = re.compile(r"^([ \t]*)(/{3,})[ \t]*([\w-]+)[ \t]*(?:\|[ \t]*(.*?))?[ \t]*$")
+#: Docusaurus admonitions (``:::note Title``, ``:::tip[Title]``) and MyST colon fences (``:::{note} Title``).
+_COLONS = re.compile(r"^([ \t]*)(:{3,})[ \t]*(?:\{([\w:.-]+)\}|([\w-]+))(?:\[(.*)\])?[ \t]*(.*?)[ \t]*$")
+#: Lines that include other files (pymdownx snippets, mkdocs-include-markdown, FastAPI-style includes).
+_INCLUDE = re.compile(r"^[ \t]*(?:;?-{1,}8<-{1,}(?:[ \t].*)?|\{\*.*\*\}|\{!.*!\})[ \t]*$")
+_ABBREVIATION = re.compile(r"^[ \t]*\*\[[^\]]+\]:.*$")
+_LINK_DEFINITION = re.compile(r"^[ \t]{0,3}\[(?!\^)([^\]]+)\]:[ \t]*\S+.*$")
+_ESM = re.compile(r"^(?:import|export)[ \t{*]")
+_SNIPPETS = re.compile(r"^[ \t]*-{2,}8<-{2,}[ \t]*$")
+_FENCE_HEADS, _DROPPED_HEADS, _CONTAINER_HEADS = frozenset("`~>-*+0123456789"), frozenset("-;{*[("), frozenset("!?=/:")
+_MYST_TARGET = re.compile(r"^\([\w.:-]+\)=[ \t]*$")
+_OPTION = re.compile(r"^[ \t]*:[\w-]+:(?:[ \t].*)?$")
+
+_CODE_SPAN = re.compile(r"(`+)(?!`)(?:[^\n]|\n(?![ \t]*\n))*?(?<!`)\1(?!`)")
+_PLACEHOLDER = re.compile(r"\x00(\d+)\x00")
+_SPACES = re.compile(r"(?<=\S)[ \t]{2,}(?=\S)")
+_BLANKS = re.compile(r"\n(?:[ \t]*\n){2,}")
+_MYST_ROLE = re.compile(r"\{[\w:.+-]+\}(`+)([\s\S]*?)\1")
+_COMMENT = re.compile(r"<!--[\s\S]*?-->")
+_JSX_COMMENT = re.compile(r"\{/\*[\s\S]*?\*/\}")
+_IMAGE = re.compile(r"!\[((?:[^\[\]]|\[[^\[\]]*\])*)\](?:\((?:[^()]|\([^()]*\))*\)|\[[^\]]*\])")
+_LINK = re.compile(r"\[((?:[^\[\]]|\[[^\[\]]*\])+)\](?:\(\s*(?:[^()\s]|\([^()]*\))*(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)"
+                   r"|\[[^\]\n]*\])")
+_SHORTCUT = re.compile(r"\[([^\[\]\n]+)\](?![(\[:])")
+_AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^<>\s]+)>")
+_LABELLED_TAG = re.compile(r"^[ \t]*<[A-Za-z][\w.-]*\b[^<>]*?\b(?:label|title)=(\"|')(.*?)\1[^<>]*>[ \t]*$", re.M)
+_BREAK = re.compile(r"<br[ \t]*/?>", re.I)
+_TAG = re.compile(r"</?[A-Za-z][\w.-]*(?:[ \t\n][^<>]*)?/?>")
+_ATTR = r"(?:[.#][^\s{}]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|[^\s}]+))"
+_ATTR_LIST = re.compile(rf"[ \t]*\{{:?[ \t]*{_ATTR}(?:[ \t]+{_ATTR})*[ \t]*\}}")
+_ICON = re.compile(r":(?:material|octicons|fontawesome|simple|lucide)-[\w-]+:[ \t]?")
+_TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+(?:[ \t]*:?-+:?[ \t]*)?$")
+
+#: Directives (reStructuredText, MyST) whose body is code, and those that render no text of the page itself
+#: (a table of contents, an include, an image) or that is not ours (autodoc's ``auto*`` read the code).
+_CODE_DIRECTIVES = frozenset({"code-block", "code", "sourcecode", "code-cell", "doctest", "testcode", "testoutput"})
+_DROPPED_DIRECTIVES = frozenset({"toctree", "contents", "include", "literalinclude", "image", "raw", "highlight",
+                                 "index", "meta", "currentmodule", "module", "sectionauthor", "codeauthor",
+                                 "default-role", "role", "tabularcolumns"})
+#: Directives that only wrap their body (a condition, a layout, a figure's caption): the body, no title.
+_WRAPPERS = frozenset({"only", "container", "rst-class", "class", "cssclass", "figure", "tab-set", "grid"})
+#: docutils' admonitions (and Sphinx's): text on the directive's line is their body's first line.
+_ADMONITIONS = frozenset({"attention", "caution", "danger", "error", "hint", "important", "note", "tip", "warning",
+                          "seealso", "todo"})
+_VERSIONED = {"versionadded": "New in version", "versionchanged": "Changed in version",
+              "deprecated": "Deprecated since version", "versionremoved": "Removed in version"}
+
+
+def _indent_of(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _dedent(lines: list[str]) -> list[str]:
+    """``lines`` less their common indentation (blank lines do not count)."""
+    cut = min((_indent_of(x) for x in lines if x.strip()), default=0)
+    return [x[cut:] if x.strip() else "" for x in lines]
+
+
+def fence_end(lines: list[str], start: int) -> int | None:
+    """If ``lines[start]`` opens a fence, the index just past its closing line (or the end), else None."""
+    m = _FENCE.match(lines[start])
+    if not m or (m.group(2)[0] == "`" and "`" in m.group(3)):
+        return None
+    close = re.compile(rf"^[ \t]*(?:>[ \t]?)*{re.escape(m.group(2)[0])}{{{len(m.group(2))},}}[ \t]*$")
+    for j in range(start + 1, len(lines)):
+        if close.match(lines[j]):
+            return j + 1
+    return len(lines)
+
+
+def _indented_end(lines: list[str], start: int, indent: int) -> int:
+    """Past the last line from ``start`` of the block indented deeper than ``indent`` (blank lines
+    inside it belong to it; trailing ones do not)."""
+    end, j = start, start
+    while j < len(lines):
+        if lines[j].strip():
+            if _indent_of(lines[j].expandtabs(4)) <= indent:
+                break
+            end = j + 1
+        j += 1
+    return end
+
+
+def _closing(lines: list[str], start: int, pattern: re.Pattern) -> int:
+    """The first line from ``start`` matching ``pattern`` outside fenced code (``len(lines)``: none)."""
+    j = start
+    while j < len(lines):
+        if pattern.match(lines[j]):
+            return j
+        end = fence_end(lines, j)
+        j = end if end is not None else j + 1
+    return len(lines)
+
+
+def _titled(title: str) -> str:
+    """A container's title as the line that introduces its body: it ends in ':' unless punctuated."""
+    title = title.strip()
+    return title if not title or title[-1] in ".:!?" else f"{title}:"
+
+
+def _directive_text(name: str, args: str, body: list[str]) -> tuple[str, list[str]]:
+    """The title line a text directive renders above its body, and that body: its argument, else
+    its name (``Note``); an admonition's argument is the start of its body, under its name."""
+    if name in _WRAPPERS:
+        return "", body
+    if name in _VERSIONED:
+        return _titled(f"{_VERSIONED[name]} {args}"), body
+    if name in _ADMONITIONS and args.strip():
+        return _titled(name.capitalize()), [args.strip(), *body]
+    return _titled(args.strip() or name.replace("-", " ").capitalize()), body
+
+
+def _fenced(lang: str, body: list[str]) -> list[str]:
+    """``body`` as fenced code, the fence longer than any backtick run inside it."""
+    longest = max((len(r) for x in body for r in re.findall(r"`{3,}", x)), default=2)
+    fence = "`" * (longest + 1)
+    return [f"{fence}{lang.strip()}", *body, fence]
+
+
+def _body(lines: list[str]) -> list[str]:
+    """A container's body without its leading blank lines, so its title glues to its first paragraph."""
+    while lines and not lines[0].strip():
+        lines = lines[1:]
+    return lines
+
+
+class _Markdown:
+    """The line pass: containers unwrapped, include, ESM and definition lines dropped, code left alone."""
+
+    def __init__(self, mdx: bool):
+        self.mdx = mdx
+
+    def lines(self, lines: list[str]) -> list[str]:
+        out: list[str] = []
+        i, n = 0, len(lines)
+        while i < n:
+            line = lines[i]
+            head = line.lstrip(" \t")[:1]  # every construct below is known by its first character
+            end = fence_end(lines, i) if head in _FENCE_HEADS else None
+            if end is not None:
+                out += self._fence(lines[i:end])
+                i = end
+                continue
+            if self.mdx and head in ("i", "e") and _ESM.match(line):  # an ESM block runs to the next blank line
+                while i < n and lines[i].strip():
+                    i += 1
+                continue
+            if head == "-" and _SNIPPETS.match(line):  # a block of snippet paths, to the next such line
+                i = _closing(lines, i + 1, _SNIPPETS) + 1
+                continue
+            if head in _DROPPED_HEADS and any(p.match(line) for p in (_INCLUDE, _ABBREVIATION, _LINK_DEFINITION,
+                                                                        _MYST_TARGET)):
+                i += 1
+                continue
+            step = self._container(lines, i) if head in _CONTAINER_HEADS else None
+            if step is not None:
+                produced, i = step
+                out += produced
+                continue
+            # MDX has no indented code: what JSX components indent is their text
+            out.append(line.lstrip(" \t") if self.mdx and _indent_of(line.expandtabs(4)) >= 4 else line)
+            i += 1
+        return out
+
+    def _fence(self, block: list[str]) -> list[str]:
+        """A fenced block: code as it is, or a MyST directive (```` ```{note} ````) reduced like one."""
+        m = _FENCE.match(block[0])
+        assert m is not None
+        directive = re.match(r"\{([\w:.-]+)\}[ \t]*(.*)$", m.group(3).strip())
+        closed = len(block) > 1 and re.fullmatch(rf"[ \t]*(?:>[ \t]?)*{re.escape(m.group(2)[0])}+[ \t]*", block[-1])
+        if directive:
+            inner = _dedent(block[1:-1] if closed else block[1:])
+            prefix = m.group(1)  # a list item's marker opens the first line; the rest are indented under it
+            out = self._directive(directive.group(1), directive.group(2), inner, " " * len(prefix))
+            return [prefix + out[0].lstrip(" "), *out[1:]] if out else []
+        return _dedent(block) if self.mdx else block
+
+    def _directive(self, name: str, args: str, body: list[str], indent: str) -> list[str]:
+        """A MyST directive: its options dropped, then code, nothing, reStructuredText or a titled body."""
+        if body and body[0].strip() == "---":  # options as a YAML block
+            close = next((j for j in range(1, len(body)) if body[j].strip() == "---"), 0)
+            body = body[close + 1:]
+        while body and _OPTION.match(body[0]):
+            body = body[1:]
+        name = name.split(":")[-1]
+        if name in _CODE_DIRECTIVES:
+            return [indent + x for x in _fenced(args, _body(body))] + [""]
+        if name in _DROPPED_DIRECTIVES or name.startswith("auto"):
+            return []
+        if name == "eval-rst":
+            title, inner = "", rst_markdown("\n".join(body)).split("\n")
+        else:
+            title, body = _directive_text(name, args, _body(body))
+            inner = self.lines(body)
+        return [indent + x if x else "" for x in ([title] if title else []) + inner] + [""]
+
+    def _container(self, lines: list[str], i: int) -> tuple[list[str], int] | None:
+        """An admonition, tab, ``///`` block or ``:::`` container at ``lines[i]``: its reduced lines and
+        where the next line starts, or None."""
+        line = lines[i]
+        m = _ADMONITION.match(line) or _TAB.match(line)
+        if m:
+            indent = m.group(1)
+            title = (m.group(3) if m.re is _ADMONITION and m.group(3) is not None
+                     else (m.group(2) or "") if m.re is _TAB else (m.group(2) or "").capitalize())
+            end = _indented_end(lines, i + 1, _indent_of(indent.expandtabs(4)))
+            body = self.lines(_body(_dedent(lines[i + 1:end])))
+            return self._wrap(indent, _titled(title), body), end
+        m = _BLOCK.match(line)
+        if m:
+            indent, slashes, name, title = m.group(1), m.group(2), m.group(3), m.group(4)
+            close = re.compile(rf"^[ \t]*{slashes}[ \t]*$")
+            end = _closing(lines, i + 1, close)
+            body = lines[i + 1:end]
+            while body and body[0].startswith((" " * 4, "\t")) and ":" in body[0]:  # the block's YAML options
+                body = body[1:]
+            heading = "" if name == "html" else _titled(title if title is not None else name.capitalize())
+            return self._wrap(indent, heading, self.lines(_body(_dedent(body)))), end + 1
+        m = _COLONS.match(line)
+        if m and (m.group(3) or m.group(4)):
+            indent, colons = m.group(1), m.group(2)
+            close = re.compile(rf"^[ \t]*{colons}[ \t]*$")
+            end = _closing(lines, i + 1, close)
+            body = _dedent(lines[i + 1:end])
+            if m.group(3):  # MyST ':::{name} args'
+                return self._directive(m.group(3), m.group(6), body, indent), end + 1
+            title = m.group(5) or m.group(6) or m.group(4).capitalize()
+            return self._wrap(indent, _titled(title), self.lines(_body(body))), end + 1
+        return None
+
+    @staticmethod
+    def _wrap(indent: str, title: str, body: list[str]) -> list[str]:
+        return [indent + x if x else "" for x in ([title] if title else []) + body] + [""]
+
+
+def _prose(text: str, mdx: bool, links: frozenset[str]) -> str:
+    """Inline markup of prose reduced to its text; code spans (which never cross a blank line, so a
+    stray backtick stays in its paragraph) are kept as written. ``links``: the document's link labels.
+    Each pattern runs only where its first character occurs: most prose has little markup."""
+    removed = 0  # a removed comment, tag or icon leaves two spaces between words: collapsed if any
+    if "<!--" in text:
+        text, n = _COMMENT.subn("", text)
+        removed += n
+    if mdx and "{/*" in text:
+        text, n = _JSX_COMMENT.subn("", text)
+        removed += n
+    if "}`" in text:
+        text = _MYST_ROLE.sub(lambda m: _role_text(m.group(2)), text)
+    spans: list[str] = []
+
+    def keep(m: re.Match) -> str:
+        spans.append(m.group())
+        return f"\x00{len(spans) - 1}\x00"
+
+    if "`" in text:
+        text = _CODE_SPAN.sub(keep, text)
+    if "[" in text:
+        text = _IMAGE.sub(r"\1", text)
+        text = _LINK.sub(r"\1", text)
+        if links:  # a shortcut reference, [label], where the document defines the label
+            text = _SHORTCUT.sub(lambda m: m.group(1) if m.group(1).lower() in links else m.group(), text)
+    if "<" in text:
+        text = _AUTOLINK.sub(r"\1", text)
+        text = _LABELLED_TAG.sub(lambda m: _titled(m.group(2)), text)
+        text, n = _BREAK.subn(" ", text)
+        text, k = _TAG.subn("", text)
+        removed += n + k
+    if "{" in text:
+        text, n = _ATTR_LIST.subn("", text)
+        removed += n
+    if ":" in text:
+        text, n = _ICON.subn("", text)
+        removed += n
+    if removed:
+        text = _SPACES.sub(" ", text)
+    if "|" in text and "-" in text:
+        text = "\n".join(x for x in text.split("\n") if not _TABLE_RULE.match(x))
+    return _PLACEHOLDER.sub(lambda m: spans[int(m.group(1))], text) if spans else text
+
+
+def _role_text(text: str) -> str:
+    """What a cross-reference role shows: ``title <target>`` shows the title, ``~a.b.c`` shows ``c``."""
+    m = re.fullmatch(r"([\s\S]*?)\s*<[^<>]+>", text)
+    if m and m.group(1):
+        return m.group(1)
+    text = text.lstrip("!")
+    return text[1:].rsplit(".", 1)[-1] if text.startswith("~") else text
+
+
+def _outside_code(lines: list[str], reduce: Callable[[str], str]) -> str:
+    """``reduce`` applied to each run of lines outside fenced code; fences kept as they are. Blank
+    lines in prose shrink to one (a fence stays glued to a line right before it)."""
+    out: list[str] = []
+    run: list[str] = []
+
+    def prose() -> None:
+        start, end = 0, len(run)
+        while start < end and not run[start].strip():
+            start += 1
+        while end > start and not run[end - 1].strip():
+            end -= 1
+        if start < end:
+            text = reduce("\n".join(run[start:end]))
+            if "\n\n\n" in text:
+                text = _BLANKS.sub("\n\n", text)
+            out.append("\n".join(([""] if start else []) + [text] + ([""] if end < len(run) else [])))
+        elif run:
+            out.append("")
+        run.clear()
+
+    i = 0
+    while i < len(lines):
+        end = fence_end(lines, i) if lines[i].lstrip(" \t")[:1] in _FENCE_HEADS else None
+        if end is None:
+            run.append(lines[i])
+            i += 1
+            continue
+        prose()
+        out.append("\n".join(lines[i:end]))
+        i = end
+    prose()
+    return "\n".join(out).strip()
+
+
+def markdown_text(text: str, mdx: bool = False) -> str:
+    """Markdown (``mdx``: MDX, with its ESM lines, ``{/* */}`` comments and JSX content) reduced to its text."""
+    raw = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    links = frozenset(m.group(1).lower() for m in map(_LINK_DEFINITION.match, raw) if m)
+    return _outside_code(_Markdown(mdx).lines(raw), lambda s: _prose(s, mdx, links))
+
+
+# reStructuredText ---------------------------------------------------------------------------------------------
+
+_ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*")
+_EXPLICIT = re.compile(r"^([ \t]*)\.\.(?:[ \t]+(.*))?$")
+_RST_DIRECTIVE = re.compile(r"(?:\|[^|]+\|[ \t]+)?([\w:.-]+)::(?:[ \t]+(.*))?$")
+_FOOTNOTE = re.compile(r"\[([^\]]+)\][ \t]+(.*)$")
+_RST_ROLE = re.compile(r"(?::[\w:.+-]+:)?`((?:[^`\\]|\\.)+)`(?::[\w:.+-]+:)?_{0,2}")
+_RST_LITERAL = re.compile(r"``([\s\S]+?)``(?!`)")
+_RST_REFERENCE = re.compile(r"(?<![\w`\\])([A-Za-z0-9][\w.-]*[A-Za-z0-9])__?(?=[\s.,;:!?)\]'\"]|$)")
+_RST_FOOTNOTE_REF = re.compile(r"[ \t]*\[(?:#[\w-]*|\*|\d+)\]_")
+_GRID_RULE = re.compile(r"^[ \t]*\+(?:[-=]+\+)+[ \t]*$")
+_SIMPLE_RULE = re.compile(r"^[ \t]*=+(?:[ \t]+=+)+[ \t]*$")
+
+
+def _rst_inline(text: str) -> str:
+    spans: list[str] = []
+
+    def keep(m: re.Match) -> str:
+        spans.append(f"`{m.group(1)}`")
+        return f"\x00{len(spans) - 1}\x00"
+
+    text = _RST_LITERAL.sub(keep, text)
+    text = _RST_FOOTNOTE_REF.sub("", text)
+    text = _RST_ROLE.sub(lambda m: _role_text(m.group(1).replace("\\", "")), text)
+    text = _RST_REFERENCE.sub(r"\1", text)
+    return re.sub(r"\x00(\d+)\x00", lambda m: spans[int(m.group(1))], text)
+
+
+class _Rst:
+    """reStructuredText as Markdown: adornment styles become heading levels in order of first use."""
+
+    def __init__(self) -> None:
+        self.styles: dict[tuple[str, bool], int] = {}
+
+    def heading(self, char: str, overline: bool, title: str) -> list[str]:
+        level = self.styles.setdefault((char, overline), len(self.styles) + 1)
+        return ["", f"{'#' * min(level, 6)} {title.strip()}", ""]
+
+    def lines(self, lines: list[str]) -> list[str]:
+        out: list[str] = []
+        i, n = 0, len(lines)
+        literal_next = False  # the paragraph before ended in '::': an indented block after it is code
+        while i < n:
+            line, stripped = lines[i], lines[i].strip()
+            blank_before = not out or not out[-1].strip()
+            if not stripped:
+                out.append("")
+                i += 1
+                continue
+            if (_ADORNMENT.fullmatch(stripped) and i + 2 < n and lines[i + 1].strip() and not lines[i].startswith(" ")
+                    and lines[i + 2].strip() == stripped and blank_before):
+                out += self.heading(stripped[0], True, lines[i + 1])
+                i += 3
+                continue
+            if (not line[0].isspace() and i + 1 < n and _ADORNMENT.fullmatch(lines[i + 1])
+                    and blank_before and not _EXPLICIT.match(line)):
+                out += self.heading(lines[i + 1].strip()[0], False, line)
+                i += 2
+                continue
+            if _ADORNMENT.fullmatch(stripped) and blank_before:  # a transition
+                i += 1
+                continue
+            indent = _indent_of(line)
+            if literal_next and out and indent > 0:
+                end = _indented_end(lines, i, indent - 1)
+                out += _fenced("", _dedent(lines[i:end])) + [""]
+                i, literal_next = end, False
+                continue
+            literal_next = False
+            m = _EXPLICIT.match(line)
+            if m:
+                end = _indented_end(lines, i + 1, indent)
+                out += self.explicit(m.group(2) or "", lines[i + 1:end])
+                i = end
+                continue
+            if stripped.startswith(">>>") and blank_before:  # a doctest block runs to the next blank line
+                end = next((j for j in range(i, n) if not lines[j].strip()), n)
+                out += _fenced("pycon", _dedent(lines[i:end])) + [""]
+                i = end
+                continue
+            if _GRID_RULE.match(line) or _SIMPLE_RULE.match(line):
+                i += 1
+                continue
+            if stripped.endswith("::"):
+                literal_next = True
+                stripped = stripped[:-2].rstrip() if stripped[:-2].endswith((" ", "\t")) or stripped == "::" \
+                    else stripped[:-1]
+                if not stripped:
+                    i += 1
+                    continue
+            out.append(stripped)
+            i += 1
+        return out
+
+    def explicit(self, head: str, body: list[str]) -> list[str]:
+        """An explicit markup block (``..``): a directive, a footnote, or a comment/target (dropped)."""
+        m = _RST_DIRECTIVE.match(head)
+        if m:
+            name, args = m.group(1).split(":")[-1], m.group(2) or ""
+            if head.startswith("|"):  # a substitution definition
+                return []
+            body = _dedent(body)
+            while body and (_OPTION.match(body[0]) or (not body[0].strip() and len(body) > 1
+                                                            and _OPTION.match(body[1]))):
+                body = body[1:]
+            if name in _CODE_DIRECTIVES:
+                return _fenced(args, _body(body)) + [""]
+            if name in _DROPPED_DIRECTIVES or name.startswith("auto"):
+                return []
+            if name == "rubric":
+                return [args, ""]
+            title, body = _directive_text(name, args, _body(body))
+            return ["", title, *self.lines(body), ""]
+        m = _FOOTNOTE.match(head)
+        if m:
+            return ["", f"[{m.group(1)}] {m.group(2)}", *self.lines(_dedent(body)), ""]
+        return []  # a comment or a hyperlink target renders nothing
+
+
+def rst_markdown(text: str) -> str:
+    """reStructuredText reduced to Markdown: ``#`` headings, fenced code, directives as titled text."""
+    lines = [x.rstrip() for x in text.replace("\r\n", "\n").replace("\r", "\n").expandtabs(8).split("\n")]
+    while lines and (_OPTION.match(lines[0]) or not lines[0]):  # a leading field list is the file's metadata
+        lines = lines[1:]
+    return _outside_code(_Rst().lines(lines),
+                         lambda s: "\n\n".join(_rst_inline(p) for p in re.split(r"\n[ \t]*\n", s)))
+

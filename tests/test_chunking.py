@@ -1,0 +1,557 @@
+"""Structure-aware chunking of documentation: sections by heading path, code kept whole with its
+intro, tiny sections merged, long ones split in range, markup reduced to text, and the readers of
+Markdown, MDX, reStructuredText and HTML."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+import hoprag.ingest as ingest
+from hoprag.corpus import Doc
+from hoprag.engine import Engine
+from hoprag.ingest import index
+from hoprag.ingest.chunk import MAX_PASSAGE_CHARS, MIN_PASSAGE_CHARS, chunk
+from hoprag.ingest.formats import READERS, first_heading
+from hoprag.ingest.markup import markdown_text, rst_markdown
+from hoprag.search import analysed
+from hoprag.store import open_store
+from hoprag.tokens import fold
+
+G = frozenset({"g"})
+
+
+def words(n: int, word: str = "lorem") -> str:
+    """``n`` sentences of prose (~40 characters each)."""
+    return " ".join(f"The {word} sentence number {i} is here." for i in range(n))
+
+
+def fences(text: str) -> list[str]:
+    return re.findall(r"^(`{3,}|~{3,})", text, re.M)
+
+
+def index_folder(tmp_path: Path, files: dict[str, str]) -> tuple[ingest.Report, Engine]:
+    src = tmp_path / "src"
+    for name, text in files.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text(text, encoding="utf-8")
+    store = open_store(tmp_path / "s.db", create=True)
+    try:
+        report = index(src, store, ["g"])
+    finally:
+        store.close()
+    return report, Engine.from_snapshot(open_store(tmp_path / "s.db").snapshot(), "bm25")
+
+
+def assert_well_formed(parts: list[tuple[str, str]]) -> None:
+    """No passage is only a heading, only one line of code, or over the maximum; fences are closed."""
+    for section, text in parts:
+        lines = [x for x in text.split("\n") if x.strip()]
+        assert len(text) <= MAX_PASSAGE_CHARS, (section, len(text))
+        assert not all(re.match(r"#{1,6} ", x) for x in lines), text
+        assert not (len(lines) == 3 and fences(text) and len(fences(text)) == 2), text  # a fence round one line
+        assert len(fences(text)) % 2 == 0, text
+
+
+# 1. Sections and heading paths -------------------------------------------------------------------------------
+
+def test_section_is_the_heading_path_and_the_text_does_not_repeat_the_heading():
+    body = (f"# Background Tasks\n\n{words(10)}\n\n## Add the task\n\n{words(10, 'task')}\n\n"
+            f"### Details\n\n{words(10, 'x')}\n")
+    parts = chunk(body)
+    assert [s for s, _ in parts] == ["Background Tasks", "Background Tasks › Add the task",
+                                     "Background Tasks › Add the task › Details"]
+    assert all(not t.startswith("#") and "Add the task" not in t for _, t in parts)
+    assert parts[1][1] == words(10, "task")
+
+
+def test_a_sibling_heading_pops_the_path_and_a_skipped_level_is_fine():
+    body = f"# A\n\n{words(9)}\n\n### Deep\n\n{words(9)}\n\n## B\n\n{words(9)}\n\n# C\n\n{words(9)}\n"
+    assert [s for s, _ in chunk(body)] == ["A", "A › Deep", "A › B", "C"]
+
+
+def test_passages_keep_the_document_title_and_search_finds_a_heading(tmp_path: Path):
+    doc = (f"# Widget manual\n\n{words(10)}\n\n## Recalibrating the flux sensor\n\n{words(10, 'other')}\n\n"
+           f"## Cleaning\n\n{words(10, 'third')}\n")
+    report, engine = index_folder(tmp_path, {"manual.md": doc})
+    assert report.failed == []
+    docs = {d.id: d for d in engine.docs}
+    assert {d.title for d in docs.values()} == {"Widget manual"}
+    assert docs["manual.md#2"].section == "Widget manual › Recalibrating the flux sensor"
+    hits = engine.search("recalibrating flux sensor", G, 1)  # words only in the heading
+    assert [h.doc.id for h in hits] == ["manual.md#2"]
+
+
+def test_bm25_analyses_the_section_as_a_field_and_records_without_one_as_before():
+    plain = Doc("a", "Some text.", G, title="Falcon")
+    assert analysed(plain) == fold("Falcon\nSome text.")
+    assert analysed(Doc("b", "Some text.", G)) == fold("Some text.")
+    same = Doc("c", "Some text.", G, title="Guide", section="Guide")
+    assert analysed(same) == fold("Guide\nSome text.")  # a section that is the title adds nothing
+    nested = Doc("d", "Some text.", G, title="Guide", section="Guide › Install › Linux")
+    assert analysed(nested) == fold("Guide\nInstall › Linux\nSome text.")  # the title is not counted twice
+    other = Doc("e", "Some text.", G, title="Notes", section="Setup")
+    assert analysed(other) == fold("Notes\nSetup\nSome text.")
+
+
+# 2. Fenced code -----------------------------------------------------------------------------------------------
+
+def test_code_with_comments_and_blank_lines_is_one_block_never_a_heading():
+    code = "```python\n# open the file\n\nwith open(path) as f:\n    # read it\n\n    data = f.read()\n```"
+    body = f"# Files\n\n{words(6)}\n\nTo read a file, open it:\n\n{code}\n\n## Next\n\n{words(10)}\n"
+    parts = chunk(body)
+    assert [s for s, _ in parts] == ["Files", "Files › Next"]
+    assert parts[0][1] == f"{words(6)}\n\nTo read a file, open it:\n\n{code}"
+
+
+def test_tilde_fences_and_fences_indented_in_lists_and_admonitions_stay_whole():
+    body = markdown_text(
+        "# Steps\n\n1. Install it:\n\n    ```bash\n    # not a heading\n\n    pip install x\n    ```\n\n"
+        "2. Then run it.\n\n!!! note\n    Remember:\n\n    ~~~\n    # still code\n\n    run\n    ~~~\n")
+    parts = chunk(body)
+    assert [s for s, _ in parts] == ["Steps"]
+    text = parts[0][1]
+    assert "    # not a heading\n\n    pip install x" in text and "~~~\n# still code\n\nrun\n~~~" in text
+
+
+def test_a_passage_never_starts_with_the_code_its_paragraph_introduces():
+    intro = "The client reads its settings from this file."  # no colon: the code still goes with it
+    code = "```yaml\n" + "\n".join(f"key{i:02}: value{i:02}" for i in range(55)) + "\n```"
+    prose = words(17)
+    assert len(prose) + len(intro) + len(code) + 4 > MAX_PASSAGE_CHARS > len(prose) + len(intro) + 2
+    parts = chunk(f"# Config\n\n{prose}\n\n{intro}\n\n{code}\n")
+    assert parts == [("Config", prose), ("Config", f"{intro}\n\n{code}")]
+
+
+def test_code_longer_than_the_maximum_is_split_at_blank_lines_then_lines_and_refenced():
+    groups = ["\n".join(f"step_{g}_{i} = compute({i})" for i in range(12)) for g in range(8)]
+    code = "```python\n" + "\n\n".join(groups) + "\n```"
+    one_group = "```js\n" + "\n".join(f"const value{i} = {i};" for i in range(120)) + "\n```"
+    for block in (code, one_group):
+        parts = chunk(f"# Big\n\nThe whole program:\n\n{block}\n")
+        assert len(parts) > 1
+        assert_well_formed(parts)
+        lang = block.split("\n", 1)[0]
+        assert all(t.split("\n")[0] == lang or t.startswith("The whole program:") for _, t in parts)
+        body_lines = [x for _, t in parts for x in t.split("\n") if x.strip() and not x.startswith(("```", "The"))]
+        assert body_lines == [x for x in block.split("\n")[1:-1] if x.strip()]  # nothing lost or reordered
+    first = chunk(f"# Big\n\nThe whole program:\n\n{code}\n")
+    assert "\n\n".join(groups[0].split("\n")) not in first[0][1]  # cut at blank lines: a group stays whole
+    assert groups[0] in first[0][1]
+
+
+# 3. Tiny sections merge, long ones split -----------------------------------------------------------------------
+
+def test_tiny_sections_merge_with_their_siblings_keeping_their_headings():
+    body = (f"# Guide\n\n{words(10)}\n\n## Install\n\n{words(7)}\n\n### pip\n\nRun `pip install x`.\n\n"
+            f"### conda\n\nRun `conda install x`.\n\n## Usage\n\n{words(10)}\n")
+    parts = chunk(body)
+    sections = [s for s, _ in parts]
+    assert sections == ["Guide", "Guide › Install", "Guide › Usage"]
+    install = parts[1][1]
+    assert "### pip\n\nRun `pip install x`." in install and "### conda\n\nRun `conda install x`." in install
+    assert not install.startswith("#")  # its own heading is its section
+
+
+def test_tiny_siblings_are_labelled_by_their_common_parent():
+    body = f"# Guide\n\n## Linux\n\nUse apt.\n\n## macOS\n\nUse brew.\n\n## Windows\n\n{words(10)}\n"
+    assert chunk(body) == [("Guide", f"## Linux\n\nUse apt.\n\n## macOS\n\nUse brew.\n\n## Windows\n\n{words(10)}")]
+    after = f"# Guide\n\n{words(10)}\n\n## Linux\n\nUse apt.\n\n## macOS\n\nUse brew.\n"  # none follows: back
+    assert chunk(after) == [("Guide", f"{words(10)}\n\n## Linux\n\nUse apt.\n\n## macOS\n\nUse brew.")]
+
+
+def test_a_last_tiny_section_joins_the_one_before_it():
+    body = f"# Guide\n\n## Usage\n\n{words(12)}\n\n## Notes\n\nNone yet.\n"
+    assert chunk(body) == [("Guide", f"## Usage\n\n{words(12)}\n\n## Notes\n\nNone yet.")]
+
+
+def test_long_sections_split_at_paragraphs_into_passages_within_the_range():
+    paragraphs = [words(5 + i % 4, f"p{i}") for i in range(40)]
+    parts = chunk("# Long\n\n" + "\n\n".join(paragraphs) + "\n")
+    assert len(parts) > 3
+    assert all(MIN_PASSAGE_CHARS <= len(t) <= MAX_PASSAGE_CHARS for _, t in parts)
+    assert [p for _, t in parts for p in t.split("\n\n")] == paragraphs  # cut between paragraphs only
+
+
+def test_a_long_list_is_cut_between_items_and_a_long_paragraph_between_sentences():
+    items = [f"- **Item {i}**: {words(2, f'i{i}')}" for i in range(40)]
+    parts = chunk("# Changes\n\n" + "\n".join(items) + "\n")
+    assert len(parts) > 1 and all(len(t) <= MAX_PASSAGE_CHARS for _, t in parts)
+    assert [x for _, t in parts for x in t.split("\n")] == items
+    paragraph = words(120)
+    parts = chunk(f"# One\n\n{paragraph}\n")
+    assert all(t.endswith(".") for _, t in parts) and " ".join(t for _, t in parts) == paragraph
+
+
+def test_no_passage_is_only_a_heading_and_a_headings_only_document_keeps_them():
+    body = f"# A\n\n## B\n\n### C\n\n{words(10)}\n\n## D\n\n## E\n\n{words(10)}\n"
+    parts = chunk(body)
+    assert_well_formed(parts)
+    assert "## D" in "\n".join(t for _, t in parts)  # a heading with nothing under it is kept, not a passage
+    assert chunk("# Only\n\n## Headings\n") == [("", "# Only\n\n## Headings")]
+
+
+@pytest.mark.parametrize("body", [
+    "# T\n\ntext one\ntwo\n\n## Sub ##\n\npara\n# C#\n#hashtag line\n\n###\n\n####### seven\n",
+    "# Falcon overview\n\nProject Falcon depends on Atlas.\n",
+    "x\n\n\n\ny  \n#  Spaced   heading   #  \npara [link]: not a definition\n",
+])
+def test_headings_and_paragraphs_alone_are_read_as_the_parser_reads_them(body: str, monkeypatch):
+    chunker = sys.modules["hoprag.ingest.chunk"]
+    fast = chunker._plain_blocks(body)
+    assert fast is not None  # the line-by-line path took it
+    monkeypatch.setattr(chunker, "_plain_blocks", lambda _: None)
+    assert fast == chunker._blocks(body)
+
+
+def test_plain_text_chunks_as_before():
+    assert chunk("# not a heading in text\n\nmore", headings=False) == [("", "# not a heading in text\n\nmore")]
+    assert chunk("  one\n\n\n\n two  ", headings=False) == [("", "one\n\ntwo")]
+
+
+# 4. Markup reduced to its text --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("source, expected", [
+    ('!!! note "Read this"\n    Body text.\n\n    More.', "Read this:\nBody text.\n\nMore."),
+    ("??? tip\n    Collapsed.", "Tip:\nCollapsed."),
+    ('???+ warning "Careful!"\n    Open.', "Careful!\nOpen."),
+    ('=== "Python"\n\n    Use it.\n\n=== "Shell"\n    Run it.', "Python:\nUse it.\n\nShell:\nRun it."),
+    ("/// details | Summary\n    type: warning\n\nHidden.\n///", "Summary:\nHidden."),
+    ('Before\n\n--8<-- "includes/x.md"\n{* ../src/app.py hl[3] *}\n{!> ../src/y.md !}\n{!z.md!}\n\nAfter',
+     "Before\n\nAfter"),
+    ("Text <!-- hidden\nacross lines --> here.", "Text here."),
+    ("See ![a diagram](d.png) and ![](x.png).", "See a diagram and ."),
+    ("Read [the guide](https://x.org/g \"Guide\") and [the API][api].\n\n[api]: https://x.org/api",
+     "Read the guide and the API."),
+    ('<div class="grid" markdown>\nA<br>B <img src="x.png"> C\n</div>', "A B C"),
+    ("<details>\n<summary>More</summary>\nHidden.\n</details>", "More\nHidden."),
+    ("[Start](x.md){ .md-button .md-button--primary }\n\n## Title { #anchor }", "Start\n\n## Title"),
+    (":material-check: Done :octicons-mark-github-16: and :fontawesome-brands-python:.", "Done and ."),
+    ("The HTML spec.\n\n*[HTML]: Hyper Text Markup Language", "The HTML spec."),
+    ("| a | b |\n|---|:-:|\n| 1 | `x|y` |", "| a | b |\n| 1 | `x|y` |"),
+    ("Keep **bold**, _em_, `[not](a link)` and <https://x.org>.",
+     "Keep **bold**, _em_, `[not](a link)` and https://x.org."),
+    ("```md\n!!! note\n    [a](b) <b>x</b> --8<-- \"y\"\n```",) * 2,  # code is never touched
+])
+def test_mkdocs_markup_is_reduced_to_its_text(source: str, expected: str):
+    assert markdown_text(source) == expected
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("import Tabs from '@theme/Tabs';\nimport {\n  A,\n} from 'b';\nexport const x = {\n  y: 1,\n};\n\n# Hi",
+     "# Hi"),
+    (":::note Heads up\n\nBody.\n\n:::", "Heads up:\nBody."),
+    (":::tip[Pro tip]\nBody.\n:::", "Pro tip:\nBody."),
+    (":::warning\nBody.\n:::", "Warning:\nBody."),
+    ("Text {/* a comment\nhere */} more.", "Text more."),
+    ('<Tabs>\n  <TabItem value="py" label="Python" default>\n    Use `pip`.\n\n    ```bash\n    pip install x\n'
+     '    ```\n  </TabItem>\n</Tabs>', "Python:\nUse `pip`.\n\n```bash\npip install x\n```"),
+])
+def test_mdx_markup_is_reduced_to_its_text(source: str, expected: str):
+    assert markdown_text(source, mdx=True) == expected
+
+
+def test_myst_directives_and_roles():
+    source = ("See {ref}`the guide <guide-label>` and {mod}`pathlib`.\n\n(target)=\n\n```{note}\nA note.\n```\n\n"
+              "```{code-block} python\n:caption: x\n\nprint(1)\n```\n\n```{toctree}\nhidden\n```\n\n"
+              ":::{admonition} Careful\nBody.\n:::")
+    assert markdown_text(source) == ("See the guide and pathlib.\n\nNote:\nA note.\n\n```python\nprint(1)\n```\n\n"
+                                     "Careful:\nBody.")
+    in_list = "- ```\n  X=1\n  ```\n\n  is the same as `--x=1`\n\n- ```{note}\n  A note in a list.\n  ```\n"
+    assert markdown_text(in_list) == "- ```\n  X=1\n  ```\n\n  is the same as `--x=1`\n\n- Note:\n  A note in a list."
+
+
+# 5. Formats ---------------------------------------------------------------------------------------------------
+
+RST = """\
+:orphan:
+
+==========
+User Guide
+==========
+
+.. _running:
+
+Running pip
+===========
+
+Run it as :command:`pip` or see :ref:`the reference <pip-ref>` and `PyPI <https://pypi.org>`_.
+Use ``python -m pip`` and `Requirement
+Specifiers`_ [#f1]_.
+
+.. code-block:: shell
+   :caption: install
+
+   python -m pip install SomePackage
+   # a comment, not a heading
+
+.. note::
+
+   Notes render as text.
+
+   With two paragraphs.
+
+.. toctree::
+   :maxdepth: 2
+
+   hidden/page
+
+.. This is a comment
+   spanning lines.
+
+Literal blocks follow a double colon::
+
+    $ pip freeze
+    # also code
+
+Details
+-------
+
+>>> print("doctest")
+doctest
+
+.. versionadded:: 2.0
+   The flag.
+
+.. warning:: Text on the directive's line
+   starts its body.
+"""
+
+
+def test_rst_sections_code_directives_and_roles():
+    text = rst_markdown(RST)
+    assert text.startswith("# User Guide\n\n## Running pip\n\n")
+    assert "Run it as pip or see the reference and PyPI.\nUse `python -m pip` and Requirement\nSpecifiers." in text
+    assert "```shell\npython -m pip install SomePackage\n# a comment, not a heading\n```" in text
+    assert "Note:\nNotes render as text.\n\nWith two paragraphs." in text
+    assert "Literal blocks follow a double colon:\n\n```\n$ pip freeze\n# also code\n```" in text
+    assert "### Details" in text and '```pycon\n>>> print("doctest")\ndoctest\n```' in text
+    assert "New in version 2.0:\nThe flag." in text
+    assert "Warning:\nText on the directive's line\nstarts its body." in text
+    for gone in ("toctree", "hidden/page", "This is a comment", "_running", ":orphan:", "maxdepth", "caption"):
+        assert gone not in text
+    parts = chunk(text)
+    assert {s for s, _ in parts} <= {"User Guide › Running pip", "User Guide › Running pip › Details",
+                                     "User Guide"}
+    assert_well_formed(parts)
+
+
+def test_html_keeps_pre_blocks_as_fenced_code_with_their_newlines(tmp_path: Path):
+    page = ("<html><head><title>Deploy</title></head><body><h1>Deploy</h1><p>Run   the\n   script:</p>"
+            '<pre><code class="language-bash"># build it\nmake   all\n\n./deploy --now</code></pre>'
+            "<p>Then check <code>status</code>.</p></body></html>")
+    (tmp_path / "d.html").write_text(page)
+    [record], problems = READERS[".html"](tmp_path / "d.html", page.encode())
+    assert problems == [] and record.title == "Deploy"
+    assert record.body == ("# Deploy\n\nRun the script:\n\n```bash\n# build it\nmake   all\n\n./deploy --now\n```"
+                           "\n\nThen check `status`.")
+    assert chunk(record.body) == [("Deploy", record.body.split("\n\n", 1)[1])]
+
+
+def test_first_heading_skips_code_and_reads_underlined_titles():
+    assert first_heading("```\n# not a title\n```\n\n# Real title\n") == "Real title"
+    assert first_heading("Setext title\n============\n\ntext") == "Setext title"
+
+
+def test_every_format_is_indexed_with_heading_paths(tmp_path: Path):
+    mdx = "import X from 'y';\n\n# MDX page\n\n:::note\n\n" + words(10) + "\n\n:::\n"
+    report, engine = index_folder(tmp_path, {"a.mdx": mdx, "b.rst": RST, "c.md": f"# Plain\n\n{words(10)}\n",
+                                             "includes-only.md": '--8<-- "elsewhere.md"\n'})
+    assert report.failed == [] and report.files == 3
+    assert [(Path(p.where).name, "no text of its own" in p.message) for p in report.skipped] == \
+        [("includes-only.md", True)]  # nothing to index is skipped, not failed
+    docs = {d.id: d for d in engine.docs}
+    assert docs["a.mdx"].title == "MDX page" and docs["a.mdx"].text.startswith("Note:\nThe lorem")
+    assert docs["b.rst"].title == "User Guide" and docs["b.rst"].section == "User Guide › Running pip"
+
+
+def test_a_store_indexed_by_another_chunking_reads_every_file_again(tmp_path: Path, monkeypatch):
+    files = {"c.md": f"# Plain\n\n{words(10)}\n"}
+    report, _ = index_folder(tmp_path, files)
+    assert report.new == 1
+    store = open_store(tmp_path / "s.db")
+    assert index(tmp_path / "src", store, ["g"]).unchanged == 1
+    monkeypatch.setattr(ingest, "CHUNKING", "older")
+    assert index(tmp_path / "src", store, ["g"]).changed == 1
+
+
+# 6. Regression: realistic documentation pages --------------------------------------------------------------------
+
+MKDOCS_PAGE = """\
+---
+title: Caching responses
+---
+# Caching responses
+
+[:octicons-tag-24: 2.3.0](https://github.com/example/releases){ .md-badge }
+
+Caching keeps the result of an expensive handler and serves it again for a while. This page shows how
+to turn it on, how to pick a backend and how to invalidate entries when the data behind them changes.
+
+## Turning it on
+
+Add the middleware to your application:
+
+```python
+from example import App
+from example.cache import CacheMiddleware
+
+app = App()
+# wrap every route
+app.add_middleware(CacheMiddleware, ttl=60)
+
+
+@app.get("/items/{item_id}")
+def read_item(item_id: int):
+    return {"item_id": item_id}
+```
+
+!!! tip "Pick a short TTL first"
+    Start with a short time to live and raise it once you know how stale the data may be.
+    A minute is a good start for most read-heavy endpoints.
+
+=== "Memory"
+
+    ```python
+    app.add_middleware(CacheMiddleware, backend="memory")
+    ```
+
+=== "Redis"
+
+    ```python
+    app.add_middleware(CacheMiddleware, backend="redis://localhost")
+    ```
+
+--8<-- "includes/cache-footer.md"
+
+## Invalidation
+
+### By key
+
+Call `cache.delete(key)`.
+
+### By tag
+
+Tag entries when you store them and drop every entry of a tag at once with `cache.delete_tag("items")`.
+Tags are cheap: an entry may carry several, and deleting a tag never touches entries without it.
+
+| Method | Scope |
+|--------|-------|
+| `delete` | one entry |
+| `delete_tag` | every entry of a tag |
+
+<!-- TODO: document clear() -->
+
+*[TTL]: Time To Live
+"""
+
+DOCUSAURUS_PAGE = """\
+---
+title: Deploying to the edge
+---
+import Tabs from '@theme/Tabs';
+import TabItem from '@theme/TabItem';
+
+# Deploying to the edge
+
+Edge deployments run your functions in data centres close to your users, which cuts the round trip for
+every request. This guide walks through the configuration file, the command line and the rollback story.
+
+:::info Prerequisites
+
+You need the CLI version 3 or newer and an account with edge access enabled.
+
+:::
+
+## Configuration
+
+Create an `edge.config.js` file at the root of your project:
+
+```js title="edge.config.js"
+// regions to deploy to
+module.exports = {
+  regions: ["fra", "iad"],
+
+  // memory per function, in MB
+  memory: 256,
+};
+```
+
+{/* the regions list is generated from the API */}
+
+## Deploying
+
+<Tabs>
+  <TabItem value="npm" label="npm">
+
+    ```bash
+    npx edge deploy --prod
+    ```
+
+  </TabItem>
+  <TabItem value="yarn" label="Yarn">
+
+    ```bash
+    yarn edge deploy --prod
+    ```
+
+  </TabItem>
+</Tabs>
+
+## Rolling back
+
+:::warning
+
+A rollback redeploys the previous build; it does not restore data your functions wrote.
+
+:::
+
+Run `edge rollback` to go back one release, or `edge rollback --to <id>` for a given one. The command
+prints the release it restored and the time it took, and exits non-zero when the release is unknown.
+"""
+
+
+def test_a_realistic_mkdocs_page(tmp_path: Path):
+    report, engine = index_folder(tmp_path, {"cache.md": MKDOCS_PAGE})
+    assert report.failed == []
+    docs = list(engine.docs)
+    parts = [(d.section, d.text) for d in docs]
+    assert_well_formed(parts)
+    assert {d.title for d in docs} == {"Caching responses"}
+    text = "\n\n".join(t for _, t in parts)
+    for raw in ("!!!", "===", "--8<--", "{ .md", ":octicons", "](", "<!--", "*[TTL]", "|----"):
+        assert raw not in text, raw
+    assert "Pick a short TTL first:\nStart with a short time to live" in text
+    assert "Memory:\n\n```python\napp.add_middleware(CacheMiddleware, backend=\"memory\")\n```" in text
+    code = [t for _, t in parts if "# wrap every route" in t]
+    assert len(code) == 1 and "Add the middleware to your application:\n\n```python\n" in code[0]
+    assert "# wrap every route\napp.add_middleware(CacheMiddleware, ttl=60)\n\n\n@app.get" in code[0]  # whole
+    sections = [s for s, _ in parts]
+    # the page's short intro merged with its first subsection; 'By key' is tiny: merged with 'By tag'
+    assert sections == ["Caching responses", "Caching responses › Invalidation"]
+    assert "changes.\n\n## Turning it on\n\nAdd the middleware" in text
+    invalidation = dict(parts)["Caching responses › Invalidation"]
+    assert "### By key\n\nCall `cache.delete(key)`." in invalidation and "### By tag" in invalidation
+    assert "| `delete` | one entry |" in invalidation
+
+
+def test_a_realistic_docusaurus_page(tmp_path: Path):
+    report, engine = index_folder(tmp_path, {"deploy.mdx": DOCUSAURUS_PAGE})
+    assert report.failed == []
+    docs = list(engine.docs)
+    parts = [(d.section, d.text) for d in docs]
+    assert_well_formed(parts)
+    assert {d.title for d in docs} == {"Deploying to the edge"}
+    text = "\n\n".join(t for _, t in parts)
+    for raw in ("import ", ":::", "<Tabs", "TabItem", "{/*", "</"):
+        assert raw not in text, raw
+    assert "Prerequisites:\nYou need the CLI version 3" in text
+    assert "npm:\n\n```bash\nnpx edge deploy --prod\n```" in text and "Yarn:\n\n```bash\nyarn edge" in text
+    config = [t for _, t in parts if "module.exports" in t]
+    assert len(config) == 1 and "Create an `edge.config.js` file" in config[0]
+    assert "  regions: [\"fra\", \"iad\"],\n\n  // memory per function, in MB" in config[0]  # whole, blank line too
+    assert "Warning:\nA rollback redeploys" in text
+    assert all(s.startswith("Deploying to the edge") for s, _ in parts)
