@@ -190,10 +190,11 @@ def _local_line(documents: int, access_file: Optional[Path], operator: Optional[
         return (f"{head}: only a principal holding group '{DEFAULT_GROUP}' in your servers' access file reads them"
                 if shared else f"{head}: with no access file you read every document (single-user mode)")
     holders = sorted(p.name for p in operator.principals.values() if DEFAULT_GROUP in p.groups)
-    who = (f"only {', '.join(holders)} (holding group '{DEFAULT_GROUP}') read{'s' if len(holders) == 1 else ''} them"
-           if holders else f"no principal holds group '{DEFAULT_GROUP}', so nobody reads them")
-    return (f"{head}: under the access file {access_file} {who}; add the group to a principal's groups, or give "
-            "the documents groups")
+    if holders:
+        return (f"{head}: under the access file {access_file} only {', '.join(holders)} (holding group "
+                f"'{DEFAULT_GROUP}') read{'s' if len(holders) == 1 else ''} them")
+    return (f"{head}: under the access file {access_file} no principal holds group '{DEFAULT_GROUP}', so nobody reads "
+            "them: add it to a principal's groups, or give the documents groups")
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True}, add_help_option=False)

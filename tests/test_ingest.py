@@ -89,6 +89,14 @@ def test_a_document_with_no_groups_from_anywhere_is_in_the_default_group(tree: P
     assert engine_of(tmp_path / "s.db").fetch("basalt.html", ENG) is None  # no other group reads them
 
 
+def test_the_summary_says_who_reads_the_default_group_under_an_access_file(tree: Path, tmp_path: Path):
+    result = CliRunner().invoke(app, ["index", str(tree), "--store", str(tmp_path / "s.db"), "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert (f"default group: 5 documents named no groups (front matter, corpus.yaml rules, --groups) and are in group "
+            f"'local': under the access file {tmp_path / 'access.yaml'} no principal holds group 'local', so nobody "
+            "reads them") in result.stdout  # the access file beside the store: engineering and finance only
+
+
 def test_rules_give_groups_per_folder_and_later_rules_win(tree: Path, tmp_path: Path):
     (tree / "corpus.yaml").write_text("rules:\n  - path: notes/\n    groups: [ops]\n"
                                       "  - path: notes/deep/*.txt\n    groups: [engineering, ops]\n"
