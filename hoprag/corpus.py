@@ -269,7 +269,8 @@ def _check(record: dict[str, Any], where: str, allowed: Iterable[str],
     doc_id = record.get("id")
     if doc_id is not None:
         if not isinstance(doc_id, str) or not _ID.fullmatch(doc_id):
-            got = f"{len(doc_id)} characters" if isinstance(doc_id, str) and len(doc_id) > MAX_ID_CHARS else _SHOW.repr(doc_id)
+            long = isinstance(doc_id, str) and len(doc_id) > MAX_ID_CHARS
+            got = f"{len(doc_id)} characters" if long else _SHOW.repr(doc_id)
             problems.append(Problem(where, "id", f"expected an id: {ID_RULE} (got {got})"))
         else:
             out["id"] = doc_id
@@ -389,7 +390,8 @@ def _read_text(path: Path) -> tuple[str | None, list[Problem]]:
 
 
 def make_doc(meta: dict[str, Any], text: Any, where: str, allowed: tuple[str, ...], defaults: dict[str, Any],
-             keep: Iterable[str] = (), path: str = "", lenient: bool = False) -> tuple[Doc | None, list[Problem], list[Problem]]:
+             keep: Iterable[str] = (), path: str = "",
+             lenient: bool = False) -> tuple[Doc | None, list[Problem], list[Problem]]:
     """One validated document from a record's keys (``meta`` over ``defaults``) and its text, or the
     problems that refuse it; and notes. hoprag's own keys are validated; every other key becomes the
     document's ``front_matter`` metadata (a near-misspelling of an own key is a problem instead).
@@ -418,7 +420,8 @@ def make_doc(meta: dict[str, Any], text: Any, where: str, allowed: tuple[str, ..
     return Doc(text=text.strip(), triples=triples, path=path, front_matter=front_matter, **fields), [], notes
 
 
-def _markdown_docs(root: Path, defaults: dict[str, Any], keep: Iterable[str]) -> tuple[list[tuple[Doc, str]], list[Problem]]:
+def _markdown_docs(root: Path, defaults: dict[str, Any],
+                   keep: Iterable[str]) -> tuple[list[tuple[Doc, str]], list[Problem]]:
     docs, problems = [], []
     for path in sorted(root.iterdir()):
         if path.name.startswith(".") or path.name in CONFIG_FILES:
@@ -468,7 +471,8 @@ def json_lines(text: str, path: str) -> tuple[list[tuple[str, dict[str, Any]]], 
     return out, problems
 
 
-def _jsonl_docs(path: Path, defaults: dict[str, Any], keep: Iterable[str]) -> tuple[list[tuple[Doc, str]], list[Problem]]:
+def _jsonl_docs(path: Path, defaults: dict[str, Any],
+                keep: Iterable[str]) -> tuple[list[tuple[Doc, str]], list[Problem]]:
     raw, problems = _read_text(path)
     if raw is None:
         return [], problems

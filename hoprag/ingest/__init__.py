@@ -187,8 +187,9 @@ def _as_utf8(path: Path, data: bytes) -> tuple[bytes | None, list[Problem], list
     if _DECODED_NON_ASCII.search(replaced):
         bad = replaced.count("\ufffd") - data.count("\ufffd".encode())
         return replaced.encode("utf-8"), [], [Problem(
-            where, "encoding", f"{bad} byte{'s are' if bad > 1 else ' is'} not valid UTF-8 (first at byte {first.start}); "
-            "indexed with U+FFFD in place of each: fix them or re-save the file as UTF-8", reason="with bytes not valid UTF-8")]
+            where, "encoding", f"{bad} byte{'s are' if bad > 1 else ' is'} not valid UTF-8 (first at byte "
+            f"{first.start}); indexed with U+FFFD in place of each: fix them or re-save the file as UTF-8",
+            reason="with bytes not valid UTF-8")]
     if len(_CONTROL.findall(data[:65536])) > len(data[:65536]) // 100:
         return None, [Problem(where, "file", "binary file (control bytes, no valid UTF-8), not text: remove it, or "
                               "give it the extension of its real type", reason="binary (control bytes)")], []
