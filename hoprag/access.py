@@ -3,6 +3,10 @@
 Identity always comes from the transport or the operator (a verified bearer token, the
 ``--as`` flag of a stdio launch), never from a tool argument, and a principal's groups are
 the only thing search, fetch, grep and the graph ever filter on.
+
+With no access file at all, one local user runs hoprag for themselves (:meth:`Access.single`):
+every user id is the one principal :data:`LOCAL`, which reads every group of what is served.
+Over HTTP an access file stays required: bearer tokens are how callers are told apart.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from pathlib import Path
 from .yamlfile import READ_ERRORS, read_yaml
 
 
+#: The one principal of single-user mode (no access file).
+LOCAL = "local"
 #: RFC 6750 ``b64token``: what an ``Authorization: Bearer`` header can carry.
 _TOKEN = re.compile(r"[A-Za-z0-9._~+/-]+=*")
 
@@ -26,8 +32,16 @@ class AccessError(ValueError):
 
 @dataclass(frozen=True)
 class Principal:
+    """A caller: the groups it reads. ``everything``: single-user mode's principal, which reads every
+    group of whatever corpus or store is served (:meth:`reads`)."""
+
     name: str
     groups: frozenset[str]
+    everything: bool = False
+
+    def reads(self, served: frozenset[str]) -> frozenset[str]:
+        """The groups this principal reads where ``served`` are all the groups documents are in."""
+        return served if self.everything else self.groups
 
 
 def _digest(token: str) -> bytes:
@@ -41,6 +55,13 @@ class Access:
     principals: dict[str, Principal]
     tokens: dict[str, str] = field(default_factory=dict)
     users: dict[str, str] = field(default_factory=dict)
+    single_user: bool = False
+
+    @classmethod
+    def single(cls) -> "Access":
+        """Single-user mode (no access file): one principal, :data:`LOCAL`, reading every group, that
+        every user id acts as; no tokens, so nothing can be served over HTTP."""
+        return cls({LOCAL: Principal(LOCAL, frozenset(), everything=True)}, single_user=True)
 
     def principal(self, name: str) -> Principal:
         try:
@@ -58,6 +79,8 @@ class Access:
 
     def for_user(self, user_id: str) -> Principal | None:
         """The principal an ADK session user acts as: a ``users`` entry, else a principal of that name."""
+        if self.single_user:
+            return self.principals[LOCAL]
         name = self.users.get(user_id, user_id)
         return self.principals.get(name)
 

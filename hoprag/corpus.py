@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import re
 import reprlib
 from dataclasses import dataclass, field
@@ -22,10 +23,20 @@ from .yamlfile import READ_ERRORS, read_yaml
 #: Files in a corpus directory that configure it rather than being documents.
 CONFIG_FILES = ("corpus.yaml", "relations.yaml", "access.yaml", "questions.yaml", "allowlist.yaml")
 #: Keys of ``corpus.yaml``, the corpus's own settings.
-CONFIG_KEYS = ("ranker", "rules")
+CONFIG_KEYS = ("ranker", "rules", "metadata_keys")
 FIELDS = ("id", "title", "groups", "trusted", "source", "updated")
 REQUIRED = ("id", "groups", "trusted", "source", "updated")
-_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/-]{0,127}")
+#: hoprag's own keys of a record: validated, never kept as metadata (``triples``: JSONL lines only).
+OWN_KEYS = FIELDS + ("triples",)
+#: The longest document id; a passage of a chunked document adds ``#N`` (the MCP ``fetch`` id
+#: limit leaves room for it).
+MAX_ID_CHARS = 128
+ID_RULE = (f"an id is 1 to {MAX_ID_CHARS} characters from A-Z a-z 0-9 _ . : / - and starts with a letter or digit")
+_ID = re.compile(rf"[A-Za-z0-9][A-Za-z0-9_.:/-]{{0,{MAX_ID_CHARS - 1}}}")
+#: The most JSON (UTF-8 bytes) a document's own front-matter keys may take as metadata.
+MAX_METADATA_BYTES = 16 * 1024
+#: How deeply metadata values may nest (lists and mappings).
+MAX_METADATA_DEPTH = 32
 _URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S+")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -66,7 +77,8 @@ class Doc:
     A passage of a chunked document (``hoprag index``) names its ``document``, its ``position``
     in it (from 0) and its ``section``: the heading path it sits under, from the document's top
     heading down, joined with :data:`SECTION_SEPARATOR`, so a citation names document and section;
-    a record loaded whole is its own document (``document`` empty).
+    a record loaded whole is its own document (``document`` empty). ``path`` and
+    ``front_matter`` are the document's, repeated on each of its passages.
     """
 
     id: str
@@ -80,6 +92,11 @@ class Doc:
     document: str = ""
     position: int = 0
     section: str = ""
+    #: The file it came from, relative to the indexed folder or the corpus ('' when unknown).
+    path: str = ""
+    #: The record's other front-matter keys (or JSONL fields) as a JSON object ('' for none): kept
+    #: as text so a ``Doc`` stays hashable, and returned by ``fetch`` as ``metadata.front_matter``.
+    front_matter: str = ""
 
     @property
     def document_id(self) -> str:
@@ -99,11 +116,13 @@ def shares(doc_groups: frozenset[str], caller_groups: frozenset[str]) -> bool:
 
 @dataclass(frozen=True)
 class Problem:
-    """One validation failure: where (file or file:line), which field, what is wrong."""
+    """One validation failure: where (file or file:line), which field, what is wrong; ``reason``
+    (optional) is the short kind ``hoprag index`` counts files by (``not valid UTF-8``)."""
 
     where: str
     field: str
     message: str
+    reason: str = field(default="", compare=False)
 
     def __str__(self) -> str:
         # One line, always printable: file names, keys and parser messages may hold line breaks
@@ -141,19 +160,123 @@ class Corpus:
         return (self.root if self.root.is_dir() else self.root.parent) / name
 
 
-def _check(record: dict[str, Any], where: str, allowed: Iterable[str]) -> tuple[dict[str, Any], list[Problem]]:
-    """Validate one record's metadata; return the normalised fields and any problems."""
+def _distance(a: str, b: str, limit: int) -> int:
+    """Edit distance (insert, delete, substitute, swap two neighbours) of ``a`` and ``b``, or
+    ``limit + 1`` once it is certainly above ``limit``."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    before, row = None, list(range(len(b) + 1))
+    for i, x in enumerate(a, start=1):
+        current = [i] + [0] * len(b)
+        for j, y in enumerate(b, start=1):
+            current[j] = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + (x != y))
+            if before is not None and i > 1 and j > 1 and x == b[j - 2] and a[i - 2] == y:
+                current[j] = min(current[j], before[j - 2] + 1)
+        before, row = row, current
+    return row[-1]
+
+
+def misspelt(key: Any) -> str | None:
+    """hoprag's own key that ``key`` is probably a misspelling of (``group`` -> ``groups``,
+    ``Title`` -> ``title``), else ``None``: a typo must not silently publish a file or trust it.
+
+    Near means: the same letters in another case, or an edit distance of 1 for a key of up to
+    four letters (``id``: ``ids``, ``uid``) and of 2 for a longer one (``trused``, ``tittle``), so
+    ordinary keys such as ``hide``, ``tags`` or ``description`` stay metadata."""
+    if not isinstance(key, str) or key in OWN_KEYS:
+        return None
+    folded = key.lower()
+    for own in OWN_KEYS:
+        limit = 1 if len(own) <= 4 else 2
+        if folded == own or _distance(folded, own, limit) <= limit:
+            return own
+    return None
+
+
+class _Unfit(ValueError):
+    """A metadata value JSON cannot hold, or metadata over the size or depth limit."""
+
+
+def _json_key(key: Any) -> str:
+    if isinstance(key, str):
+        return key
+    if isinstance(key, (dt.date, dt.datetime)):
+        return key.isoformat()
+    return json.dumps(key) if isinstance(key, (bool, int, float)) or key is None else str(key)
+
+
+def _jsonable(value: Any, budget: list[int], depth: int = 0) -> Any:
+    """``value`` as plain JSON data: dates as ISO strings, sets as lists, non-finite floats and
+    integers past 64 bits as strings. ``budget`` (a lower bound of the JSON's bytes still allowed)
+    stops a YAML alias bomb before it is expanded."""
+    if depth > MAX_METADATA_DEPTH:
+        raise _Unfit(f"nested deeper than {MAX_METADATA_DEPTH} levels")
+    budget[0] -= 1 + (len(value) if isinstance(value, str) else 0)
+    if budget[0] < 0:
+        raise _Unfit(f"over the {MAX_METADATA_BYTES // 1024} KB limit")
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        if value.bit_length() > 13_000:  # str() refuses past 4300 digits
+            raise _Unfit(f"a {value.bit_length()}-bit integer is too long")
+        return value if value.bit_length() <= 63 else str(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {_json_key(k): _jsonable(v, budget, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v, budget, depth + 1) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((_jsonable(v, budget, depth + 1) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
+    if isinstance(value, (bytes, bytearray)):
+        raise _Unfit("a binary value (!!binary) has no JSON form")
+    raise _Unfit(f"a {type(value).__name__} value has no JSON form")
+
+
+def metadata_json(extra: dict[Any, Any]) -> str:
+    """A record's other keys as one JSON object (``""`` for none); raises :class:`_Unfit` with the
+    reason when it cannot be kept (a value JSON cannot hold, over :data:`MAX_METADATA_BYTES`)."""
+    if not extra:
+        return ""
+    data = _jsonable(extra, [MAX_METADATA_BYTES])
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    size = len(text.encode("utf-8"))
+    if size > MAX_METADATA_BYTES:
+        raise _Unfit(f"{size / 1024:.1f} KB of JSON is over the {MAX_METADATA_BYTES // 1024} KB limit")
+    return text
+
+
+def _check(record: dict[str, Any], where: str, allowed: Iterable[str],
+           keep: Iterable[str] = ()) -> tuple[dict[str, Any], dict[Any, Any], list[Problem]]:
+    """Validate one record's own keys; return the normalised fields, the other keys (metadata)
+    and any problems. ``keep``: keys ``corpus.yaml`` declares as metadata although they resemble
+    an own key (``resource`` is near ``source``)."""
     problems: list[Problem] = []
     out: dict[str, Any] = {}
-    for key in sorted(set(record) - set(allowed), key=_field):
-        problems.append(Problem(where, _field(key), "unknown key (allowed: " + ", ".join(allowed) + ")"))
+    extra: dict[Any, Any] = {}
+    keep = set(keep)
+    for key in record:
+        if key in allowed:
+            continue
+        if key in OWN_KEYS:
+            problems.append(Problem(where, key, "only a JSONL line carries triples (precomputed facts); remove it here"))
+        elif (own := misspelt(key)) is not None and key not in keep:
+            problems.append(Problem(where, _field(key), f"looks like a misspelling of '{own}', one of hoprag's own keys "
+                                    f"({', '.join(allowed)}): fix it, or if it is ordinary metadata list it under "
+                                    "metadata_keys: in corpus.yaml", reason="with a misspelt hoprag key"))
+        else:
+            extra[key] = record[key]
     for key in REQUIRED:
         if key not in record or record[key] is None:
             problems.append(Problem(where, key, "missing"))
     doc_id = record.get("id")
     if doc_id is not None:
         if not isinstance(doc_id, str) or not _ID.fullmatch(doc_id):
-            problems.append(Problem(where, "id", f"expected an id of letters, digits and _.:/- (got {_SHOW.repr(doc_id)})"))
+            long = isinstance(doc_id, str) and len(doc_id) > MAX_ID_CHARS
+            got = f"{len(doc_id)} characters" if long else _SHOW.repr(doc_id)
+            problems.append(Problem(where, "id", f"expected an id: {ID_RULE} (got {got})"))
         else:
             out["id"] = doc_id
     title = record.get("title", "")
@@ -188,7 +311,7 @@ def _check(record: dict[str, Any], where: str, allowed: Iterable[str]) -> tuple[
             problems.append(Problem(where, "updated", f"expected an ISO date YYYY-MM-DD, got {_SHOW.repr(updated)}"))
         else:
             out["updated"] = date
-    return out, problems
+    return out, extra, problems
 
 
 def _date(value: Any) -> dt.date | None:
@@ -203,6 +326,12 @@ def _date(value: Any) -> dt.date | None:
         return dt.date.fromisoformat(value)
     except ValueError:
         return None
+
+
+def valid_text(name: str) -> str:
+    """A file name as valid Unicode: bytes the file system gave that are not UTF-8 (which Python
+    keeps as lone surrogates) become U+FFFD, so the name can be stored and served."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _lone_surrogate(value: Any) -> bool:
@@ -236,15 +365,23 @@ def _front_matter(raw: str, where: str) -> tuple[dict[str, Any] | None, str, lis
         return None, "", [Problem(where, "front matter", "file must start with a '---' YAML front-matter block")]
     parts = re.split(r"^---[ \t]*\r?$", raw, maxsplit=2, flags=re.M)
     if len(parts) < 3:
-        return None, "", [Problem(where, "front matter", "no closing '---' line")]
+        return None, "", [Problem(where, "front matter", "no closing '---' line: end the front matter with a line of "
+                                  "three dashes (a file that starts with '---' opens YAML front matter)")]
+    fix = "fix the front matter (the YAML between the '---' lines)"
     try:
         meta = yaml.safe_load(parts[1])
     except RecursionError:
-        return None, "", [Problem(where, "front matter", "invalid YAML: nested too deeply")]
+        return None, "", [Problem(where, "front matter", f"invalid YAML: nested too deeply; {fix}")]
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""  # the block starts on the first line
+        return None, "", [Problem(where, "front matter", f"invalid YAML{at}: {exc.problem or exc.context}; {fix}")]
     except (yaml.YAMLError, ValueError) as exc:  # ValueError: impossible dates, integers past Python's digit limit
-        return None, "", [Problem(where, "front matter", f"invalid YAML: {exc}")]
+        return None, "", [Problem(where, "front matter", f"invalid YAML: {exc}; {fix}")]
+    if meta is None:
+        meta = {}  # an empty block, or only comments, states nothing
     if not isinstance(meta, dict):
-        return None, "", [Problem(where, "front matter", "expected a mapping of fields")]
+        return None, "", [Problem(where, "front matter", f"expected a mapping of fields (key: value lines); {fix}")]
     return meta, parts[2].strip(), []
 
 
@@ -257,9 +394,16 @@ def _read_text(path: Path) -> tuple[str | None, list[Problem]]:
         return None, [Problem(str(path), "file", f"unreadable: {exc.strerror or exc}")]
 
 
-def _make(meta: dict[str, Any], text: Any, where: str, allowed: tuple[str, ...], defaults: dict[str, Any]):
+def make_doc(meta: dict[str, Any], text: Any, where: str, allowed: tuple[str, ...], defaults: dict[str, Any],
+             keep: Iterable[str] = (), path: str = "",
+             lenient: bool = False) -> tuple[Doc | None, list[Problem], list[Problem]]:
+    """One validated document from a record's keys (``meta`` over ``defaults``) and its text, or the
+    problems that refuse it; and notes. hoprag's own keys are validated; every other key becomes the
+    document's ``front_matter`` metadata (a near-misspelling of an own key is a problem instead).
+    Metadata that cannot be kept (over :data:`MAX_METADATA_BYTES`, a value JSON cannot hold)
+    refuses the document, or with ``lenient`` leaves it out with a note (``hoprag index``)."""
     record = {**defaults, **meta}
-    fields, problems = _check(record, where, allowed)
+    fields, extra, problems = _check(record, where, allowed, keep)
     problems += [Problem(where, _field(key), "not valid Unicode (a lone surrogate escape such as \\ud800)")
                  for key, value in [*record.items(), ("text", text)] if _lone_surrogate(key) or _lone_surrogate(value)]
     triples, more = _triples(record.get("triples"), where)
@@ -267,11 +411,22 @@ def _make(meta: dict[str, Any], text: Any, where: str, allowed: tuple[str, ...],
     if not isinstance(text, str) or not text.strip():
         problems.append(Problem(where, "text", "document text is empty"))
     if problems:
-        return None, problems
-    return Doc(text=text.strip(), triples=triples, **fields), []
+        return None, problems, []
+    notes: list[Problem] = []
+    try:
+        front_matter = metadata_json(extra)
+    except _Unfit as exc:
+        front_matter = ""
+        if not lenient:
+            return None, [Problem(where, "front matter", f"cannot be kept as metadata: {exc}; shorten it "
+                                  f"(at most {MAX_METADATA_BYTES // 1024} KB as JSON)")], []
+        notes.append(Problem(where, "front matter", f"not kept as metadata: {exc}; indexed without it "
+                             f"(at most {MAX_METADATA_BYTES // 1024} KB as JSON is kept)"))
+    return Doc(text=text.strip(), triples=triples, path=path, front_matter=front_matter, **fields), [], notes
 
 
-def _markdown_docs(root: Path, defaults: dict[str, Any]) -> tuple[list[tuple[Doc, str]], list[Problem]]:
+def _markdown_docs(root: Path, defaults: dict[str, Any],
+                   keep: Iterable[str]) -> tuple[list[tuple[Doc, str]], list[Problem]]:
     docs, problems = [], []
     for path in sorted(root.iterdir()):
         if path.name.startswith(".") or path.name in CONFIG_FILES:
@@ -288,7 +443,7 @@ def _markdown_docs(root: Path, defaults: dict[str, Any]) -> tuple[list[tuple[Doc
         if meta is None:
             problems += bad
             continue
-        doc, bad = _make(meta, body, str(path), FIELDS, defaults)
+        doc, bad, _ = make_doc(meta, body, str(path), FIELDS, defaults, keep, valid_text(path.name))
         problems += bad
         if doc:
             docs.append((doc, str(path)))
@@ -321,7 +476,8 @@ def json_lines(text: str, path: str) -> tuple[list[tuple[str, dict[str, Any]]], 
     return out, problems
 
 
-def _jsonl_docs(path: Path, defaults: dict[str, Any]) -> tuple[list[tuple[Doc, str]], list[Problem]]:
+def _jsonl_docs(path: Path, defaults: dict[str, Any],
+                keep: Iterable[str]) -> tuple[list[tuple[Doc, str]], list[Problem]]:
     raw, problems = _read_text(path)
     if raw is None:
         return [], problems
@@ -330,7 +486,7 @@ def _jsonl_docs(path: Path, defaults: dict[str, Any]) -> tuple[list[tuple[Doc, s
     problems += bad
     for where, record in records:
         text = record.pop("text", None)
-        doc, bad = _make(record, text, where, FIELDS + ("triples",), defaults)
+        doc, bad, _ = make_doc(record, text, where, OWN_KEYS, defaults, keep, valid_text(path.name))
         problems += bad
         if doc:
             docs.append((doc, where))
@@ -346,9 +502,9 @@ def load_docs(path: str | Path, defaults: dict[str, Any] | None = None) -> tuple
     path = Path(path)
     defaults = defaults or {}
     if path.is_dir():
-        found, problems = _markdown_docs(path, defaults)
+        found, problems = _markdown_docs(path, defaults, metadata_keys(path / "corpus.yaml"))
     elif path.is_file() and path.suffix == ".jsonl":
-        found, problems = _jsonl_docs(path, defaults)
+        found, problems = _jsonl_docs(path, defaults, metadata_keys(path.parent / "corpus.yaml"))
     elif not path.exists():
         raise CorpusError([Problem(str(path), "path", "no such file or directory: pass --corpus (or HOPRAG_CORPUS) "
                                                       "naming a directory of *.md files or a *.jsonl file")])
@@ -399,7 +555,17 @@ def load_config(path: Path) -> dict[str, Any]:
     ranker = data.get("ranker")
     if ranker is not None and not isinstance(ranker, str):
         raise CorpusError([Problem(str(path), "ranker", "expected a ranker name")])
+    keys = data.get("metadata_keys")
+    if keys is not None and not (isinstance(keys, list) and all(isinstance(k, str) and k for k in keys)):
+        raise CorpusError([Problem(str(path), "metadata_keys", "expected a list of front-matter keys to keep as "
+                                   "metadata although they resemble one of hoprag's own (e.g. [resource, course])")])
     return data
+
+
+def metadata_keys(path: Path) -> tuple[str, ...]:
+    """The front-matter keys ``corpus.yaml`` declares ordinary metadata although they resemble one of
+    hoprag's own keys (:func:`misspelt`)."""
+    return tuple(load_config(path).get("metadata_keys") or ())
 
 
 def load_allowlist(path: Path) -> tuple[str, ...] | None:

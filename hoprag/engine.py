@@ -97,6 +97,11 @@ class Engine:
                                  lambda blob: EntityIndex.from_bytes(self.passages, self.lexicon, blob),
                                  lambda: EntityIndex(self.passages, self.lexicon), EntityIndex.to_bytes)
 
+    @cached_property
+    def served_groups(self) -> frozenset[str]:
+        """Every group some passage is in: what single-user mode's one principal reads."""
+        return frozenset().union(*self.passages.group_sets)
+
     def permits(self, groups: frozenset[str]) -> Callable[[Doc], bool]:
         """The one permission check every caller-facing method applies: hoprag's own
         (:meth:`Doc.readable_by`) and, over a store that enforces its own, the ids the store returns
@@ -210,7 +215,8 @@ class Engine:
             return None
         text = "\n\n".join(p.text for p in parts)
         first = parts[0]
-        return Doc(first.document, text, first.groups, first.trusted, first.title, first.source, first.updated)
+        return Doc(first.document, text, first.groups, first.trusted, first.title, first.source, first.updated,
+                   path=first.path, front_matter=first.front_matter)
 
     def graph(self, groups: frozenset[str]) -> Graph:
         """The caller's trusted, authorized entity graph (built once per group set)."""

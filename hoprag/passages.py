@@ -22,7 +22,8 @@ from .corpus import Doc
 from .read import Triple
 
 #: The layout :meth:`Passages.to_bytes` writes (the key a store keeps it under): another one is a cache miss.
-FORMAT = "1"
+#: 2: each passage's ``path`` and ``front_matter`` (distinct metadata texts once, an index per row).
+FORMAT = "2"
 
 
 class _Strings:
@@ -43,7 +44,7 @@ class _Strings:
 
 
 #: The string columns a packed ``Doc`` keeps (``triples`` as JSON, ``""`` for none).
-_TEXT = ("text", "title", "source", "section", "document", "triples")
+_TEXT = ("text", "title", "source", "section", "document", "triples", "path")
 
 
 class Passages(Sequence[Doc]):
@@ -141,9 +142,14 @@ class Passages(Sequence[Doc]):
                         "position": np.fromiter((d.position for d in docs), dtype=np.int64, count=len(docs)),
                         "updated": np.fromiter((d.updated.toordinal() if d.updated else 0 for d in docs),
                                                dtype=np.int32, count=len(docs))}
+        # A document's metadata repeats on each of its passages: each distinct text is packed once.
+        metadata: dict[str, int] = {}
+        fields["front_matter_of"] = np.fromiter((metadata.setdefault(d.front_matter, len(metadata)) for d in docs),
+                                                dtype=np.int32, count=len(docs))
         columns = {"text": (d.text for d in docs), "title": (d.title for d in docs), "source": (d.source for d in docs),
                    "section": (d.section for d in docs), "document": (d.document for d in docs),
                    "triples": ("" if d.triples is None else json.dumps(d.triples) for d in docs),
+                   "path": (d.path for d in docs), "front_matter": metadata,
                    "facts": (json.dumps(facts[d.id]) if facts.get(d.id) else "" for d in docs)}
         for name, strings in columns.items():
             fields[name], fields[f"{name}_ptr"] = _Strings.pack(strings)
@@ -163,12 +169,14 @@ class Passages(Sequence[Doc]):
         trusted, position = f["trusted"].astype(bool).tolist(), f["position"].tolist()
         days = {n: dt.date.fromordinal(n) for n in np.unique(f["updated"]).tolist() if n}
         updated = [days.get(n) for n in f["updated"].tolist()]
-        text, title, source, section, document, triples = (_Strings(f[n], f[f"{n}_ptr"]) for n in _TEXT)
+        text, title, source, section, document, triples, path = (_Strings(f[n], f[f"{n}_ptr"]) for n in _TEXT)
+        metadata, metadata_of = _Strings(f["front_matter"], f["front_matter_ptr"]), f["front_matter_of"]
 
         def make(i: int) -> Doc:
             stated = triples[i]
             return Doc(ids[i], text[i], groups[i], trusted[i], title[i], source[i], updated[i],
-                       tuple(map(tuple, json.loads(stated))) if stated else None, document[i], position[i], section[i])
+                       tuple(map(tuple, json.loads(stated))) if stated else None, document[i], position[i], section[i],
+                       path[i], metadata[int(metadata_of[i])])
 
         stating = np.flatnonzero(np.diff(f["facts_ptr"])).tolist()
         facts_of = _Strings(f["facts"], f["facts_ptr"])

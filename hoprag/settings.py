@@ -4,7 +4,7 @@
 |---|---|---|---|
 | corpus | ``--corpus`` | ``HOPRAG_CORPUS`` | the packaged Falcon demo corpus |
 | store | ``--store`` | ``HOPRAG_STORE`` | none; when given it is served instead of the corpus (``hoprag index``) |
-| access file | ``--access`` | ``HOPRAG_ACCESS`` | ``access.yaml`` beside the store file, else in (or beside) the corpus |
+| access file | ``--access`` | ``HOPRAG_ACCESS`` | ``access.yaml`` beside the store file, else in (or beside) the corpus; none there: single-user mode |
 | ranker | ``--ranker`` | ``HOPRAG_RANKER`` | what the corpus's ``corpus.yaml`` asks for, else ``bm25-titles`` |
 | search budget | ``--budget`` | ``HOPRAG_SEARCH_BUDGET`` | 4 reads (searches + fetches) per question |
 | loop rounds | ``--iterations`` | ``HOPRAG_MAX_ITERATIONS`` | 4 grader/researcher rounds |
@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping
 
-from .access import Access, AccessError, Principal, load_access
+from .access import LOCAL, Access, AccessError, Principal, load_access
 from .corpus import Corpus
 from .store import is_database, redact
 
@@ -128,11 +128,35 @@ def access_path(settings: Settings, corpus_root: Path | None = None) -> Path:
     return (root if root.is_dir() else root.parent) / "access.yaml"
 
 
+def single_user(settings: Settings) -> bool:
+    """Whether these settings run in single-user mode: no access file was named (flag or
+    environment) and there is none where one is looked for. A PostgreSQL store -- shared by
+    design -- always names its access file."""
+    if settings.access is not None or (settings.store is not None and is_database(settings.store)):
+        return False
+    return not access_path(settings).exists()
+
+
+#: Set by a front door for the server it launches as its child (the agent's toolset), having printed
+#: :func:`single_user_note` itself: a run says it once.
+NOTED = "HOPRAG_SINGLE_USER_NOTED"
+
+
+def single_user_note(settings: Settings) -> str:
+    """The one line a front door prints (stderr) when it runs in single-user mode."""
+    return (f"note: no access file: single-user mode, you read every document (as '{LOCAL}', whatever the user id; "
+            f"to tell users apart write {access_path(settings)}: see the README's Identity)")
+
+
 def load_operator_access(settings: Settings) -> Access:
-    """Load the access file these settings name (a clear error when there is none)."""
+    """Load the access file these settings name; :meth:`Access.single` when none was named and none
+    is where one is looked for; a clear error when a named one is missing."""
+    if single_user(settings):
+        return Access.single()
     path = access_path(settings)
     if not path.exists():
-        raise AccessError(f"no access file at {path}: pass --access FILE or put access.yaml beside the corpus")
+        raise AccessError(f"no access file at {path}: pass --access FILE naming one that exists (or leave --access "
+                          "and HOPRAG_ACCESS unset to run single-user)")
     return load_access(path)
 
 

@@ -9,20 +9,22 @@ from typing import Optional
 import typer
 
 from hoprag import settings
-from hoprag.access import AccessError, load_access
+from hoprag.access import Access, AccessError, load_access
 from hoprag.corpus import CorpusError, load_corpus
 from hoprag.engine import Engine
-from hoprag.ingest import MAX_FILE_BYTES
+from hoprag.ingest import EXAMPLES, MAX_FILE_BYTES, Report, by_reason
 from hoprag.search import RANKERS
 from mcp_server.serve import serve
 
 app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
 
 CorpusOpt = typer.Option(None, "--corpus", help="Corpus directory or .jsonl file [env HOPRAG_CORPUS; default: the Falcon corpus].")
-AccessOpt = typer.Option(None, "--access", help="Operator access file [env HOPRAG_ACCESS; default: access.yaml beside the corpus].")
+AccessOpt = typer.Option(None, "--access", help="Operator access file [env HOPRAG_ACCESS; default: access.yaml beside "
+                         "the store, else in or beside the corpus; none there: single-user mode, you read everything].")
 StoreOpt = typer.Option(None, "--store", help="Store built by `hoprag index`: a file, or a postgresql:// URL (served instead of the corpus) [env HOPRAG_STORE].")
 AsOpt = typer.Option(None, "--as", help="Act as this principal of the access file, or an ADK user id its "
-                     f"'users:' maps to one [default: {settings.DEFAULT_USER}, ADK's default user].")
+                     f"'users:' maps to one [default: {settings.DEFAULT_USER}, ADK's default user; no access file: "
+                     "ignored, you read everything].")
 RankerOpt = typer.Option(None, "--ranker", help=f"Ranker: {' | '.join(RANKERS)} [env HOPRAG_RANKER; default: the corpus's corpus.yaml, else bm25-titles].")
 
 
@@ -54,8 +56,8 @@ def check_corpus(path: Path = typer.Argument(..., help="Corpus directory or .jso
     typer.echo(f"relations: {', '.join(corpus.lexicon.names())}")
     groups = sorted(set().union(*(d.groups for d in corpus.docs)))
     typer.echo(f"groups: {', '.join(groups)}")
-    if principals:
-        typer.echo(f"principals: {', '.join(principals)}")
+    typer.echo(f"principals: {', '.join(principals)}" if principals else
+               "principals: none (no access file: single-user mode, one user reads every group)")
     typer.echo("allowlist: " + (", ".join(corpus.allowlist) if corpus.allowlist is not None
                                 else "none (the trust flag is the only integrity control)"))
 
@@ -79,7 +81,9 @@ def search(
     except AccessError as exc:
         fail(str(exc))
         return
-    hits = engine.search(query, who.groups, k)
+    if who.everything:
+        typer.echo(settings.single_user_note(resolved), err=True)
+    hits = engine.search(query, who.reads(engine.served_groups), k)
     rows = [{"id": h.doc.id, "document": h.doc.document_id, "section": h.doc.section, "score": round(h.score, 4), "trusted": engine.provenance.admits(h.doc), "text": h.doc.text,
              "facts": [list(t) for t in engine.evidence(h.doc)]} for h in hits]
     if as_json:
@@ -103,46 +107,94 @@ def index(
     store: str = typer.Option(..., "--store", envvar="HOPRAG_STORE", help="Store file (embedded SQLite; created if missing), "
                               "or a postgresql:// URL (its schema created if missing; see the README for roles) [env HOPRAG_STORE]."),
     groups: Optional[list[str]] = typer.Option(None, "--groups", help="Default groups for files that name none (repeatable); "
-                                               "front matter and corpus.yaml rules win."),
+                                               "front matter and corpus.yaml rules win [default: the group 'local']."),
     max_file_mb: float = typer.Option(MAX_FILE_BYTES / 2**20, "--max-file-mb", min=0.001, help="Refuse larger files."),
     access: Optional[Path] = typer.Option(None, "--access", envvar="HOPRAG_ACCESS", help="The access file your servers use: build every "
                                           "principal's search view now, so a server's first start loads it "
-                                          "(required for this on a postgresql:// store) [env HOPRAG_ACCESS]."),
+                                          "(required for this on a postgresql:// store) [env HOPRAG_ACCESS; default: "
+                                          "access.yaml beside the store file, if there is one]."),
     ranker: Optional[str] = typer.Option(None, "--ranker", envvar="HOPRAG_RANKER", help="The ranker your servers use, "
                                          "whose views to build [env HOPRAG_RANKER; default: corpus.yaml's, else bm25-titles]."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress lines."),
+    verbose: bool = typer.Option(False, "--verbose", help=f"List every failed or skipped file, not the first {EXAMPLES} "
+                                 "of each reason."),
 ) -> None:
     """Mirror SRC into STORE: new and changed files (by content digest) re-indexed, unchanged ones untouched,
     files gone from SRC deleted, in one atomic commit; then build the derived data servers load at start
-    (the entity index; with --access, each principal's views). Exit 1 if any file failed (each named on stderr)."""
+    (the entity index; with an access file, each principal's views). Failed and skipped files are
+    counted by reason and named on stderr; exit 1 only when SRC is missing or empty or no file could
+    be indexed (then nothing is committed, and a store this run would have created is not left behind)."""
     from hoprag.ingest import IngestError, index as run_index, prepare
     from hoprag.store import is_database, open_store, redact
 
     progress = None if quiet else (lambda line: typer.echo(line, err=True))
+    fresh = ([] if is_database(store) or Path(store).exists() else  # the files of a store this run creates
+             [Path(f"{store}{end}") for end in ("", "-wal", "-shm", "-journal")])
+    beside = None if is_database(store) else Path(store).parent / "access.yaml"
+    in_play = access if access is not None else (beside if beside and beside.exists() else None)
     try:
-        principals = [p.groups for p in load_access(access).principals.values()] if access else []
+        operator = load_access(in_play) if in_play else None  # None: single-user mode (a file store)
+        principals = [p.groups for p in operator.principals.values()] if operator else []
         opened = open_store(store, create=True)
         try:
             report = run_index(src, opened, groups or (), int(max_file_mb * 2**20), progress)
-            for problem in report.skipped:
-                typer.echo(f"skipped: {problem}", err=True)
-            for problem in report.failed:
-                typer.secho(f"failed: {problem}", err=True, fg=typer.colors.RED)
+            _show_outcomes(report, verbose)
             typer.echo(f"indexed {src} into {redact(store)}: {report.summary()}")
+            for line in report.counts():
+                typer.echo(line)
+            if report.local:
+                typer.echo(_local_line(report.local, in_play, operator, is_database(store)))
+            if report.indexed == 0:
+                raise IngestError(f"nothing could be indexed from {src}: every file failed or was skipped "
+                                  "(listed above); nothing was committed")
             if principals or not is_database(store):
                 if progress:
                     progress("building the derived data servers load at start ...")
-                seconds = prepare(opened, principals, ranker)
+                seconds = prepare(opened, principals, ranker, everyone=operator is None)
                 typer.echo(f"derived data ready in {seconds:.1f} s (the packed passages, entity index and evidence"
                            + (f"; the views of {len(principals)} principals)" if principals else
-                              "; pass --access to build the principals' views too)"))
+                              "; the view of single-user mode, which reads every group)"))
         finally:
             opened.close()
     except (IngestError, AccessError, ValueError) as exc:
+        for path in fresh:  # a store this run created and failed to fill is not left behind
+            path.unlink(missing_ok=True)
         fail(str(exc))
         return
-    if report.failed:
-        raise typer.Exit(1)
+
+
+def _show_outcomes(report: Report, verbose: bool) -> None:
+    """Each noted, skipped or failed file's lines on stderr: all of them with ``--verbose``, else the
+    first few of each reason and how many more."""
+    for label, outcomes, colour in (("note", report.noted, None), ("skipped", report.skipped, None),
+                                    ("failed", report.failed, typer.colors.RED)):
+        for reason, group in by_reason(outcomes).items():
+            shown = group if verbose else group[:EXAMPLES]
+            for outcome in shown:
+                for problem in outcome.problems:
+                    typer.secho(f"{label}: {problem}", err=True, fg=colour)
+            if len(group) > len(shown):
+                more = len(group) - len(shown)
+                typer.secho(f"{label}: ... and {more} more file{'' if more == 1 else 's'} {reason} (--verbose lists "
+                            "every one)", err=True, fg=colour)
+
+
+def _local_line(documents: int, access_file: Optional[Path], operator: Optional[Access], shared: bool) -> str:
+    """What the default group means for who reads the documents that named no groups (``shared``: a
+    PostgreSQL store, which is never single-user)."""
+    from hoprag.ingest.meta import DEFAULT_GROUP
+
+    head = (f"default group: {documents} document{'' if documents == 1 else 's'} named no groups (front matter, "
+            f"corpus.yaml rules, --groups) and {'is' if documents == 1 else 'are'} in group '{DEFAULT_GROUP}'")
+    if operator is None:
+        return (f"{head}: only a principal holding group '{DEFAULT_GROUP}' in your servers' access file reads them"
+                if shared else f"{head}: with no access file you read every document (single-user mode)")
+    holders = sorted(p.name for p in operator.principals.values() if DEFAULT_GROUP in p.groups)
+    if holders:
+        return (f"{head}: under the access file {access_file} only {', '.join(holders)} (holding group "
+                f"'{DEFAULT_GROUP}') read{'s' if len(holders) == 1 else ''} them")
+    return (f"{head}: under the access file {access_file} no principal holds group '{DEFAULT_GROUP}', so nobody reads "
+            "them: add it to a principal's groups, or give the documents groups")
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True}, add_help_option=False)
@@ -190,6 +242,8 @@ def ask(
         note = settings.unused_keys_note(resolved)
         if note:
             typer.echo(note, err=True)
+        if settings.single_user(resolved):
+            typer.echo(settings.single_user_note(resolved), err=True)
         result = asyncio.run(answer(resolved, user, question))
     except (settings.SettingsError, AccessError, CorpusError, ModelError) as exc:
         fail(str(exc))
@@ -201,7 +255,7 @@ def ask(
                 "docs_read", "dropped_untrusted", "tool_calls", "model", "response", "response_replaced", "trace")
         typer.echo(json.dumps({k: result[k] for k in keys}, indent=2, ensure_ascii=False))
         return
-    typer.echo(result["response"])
+    typer.echo("\n".join(line.rstrip() for line in result["response"].splitlines()))  # no Markdown hard breaks
     if trace:
         typer.echo(f"\nsearches: {result['searches']}  fetches: {result['fetches']}  passages read: "
                    f"{result['docs_read']}  tool calls: {', '.join(result['tool_calls']) or 'none'}")

@@ -13,6 +13,7 @@ import asyncio
 import errno
 import gc
 import logging
+import os
 import socket
 import sys
 import threading
@@ -84,16 +85,22 @@ def serve(
         operator = settings.load_operator_access(resolved)
         if transport == "stdio":  # stdio carries no per-call identity: the launch names who every call runs as
             who = settings.principal_for(resolved, principal)
-            caller, needs_token, principals = fixed_caller(who), None, [who]
+            needs_token, principals = None, [who]
+            if operator.single_user and not os.environ.get(settings.NOTED):
+                print(settings.single_user_note(resolved), file=sys.stderr, flush=True)
         else:
             if principal:
                 raise AccessError("--as is for stdio; over HTTP the bearer token names the caller")
-            caller, needs_token, principals = http_caller(operator), operator, list(operator.principals.values())
+            if operator.single_user:
+                raise AccessError(f"serving over HTTP needs an access file (bearer tokens tell callers apart): write "
+                                  f"{settings.access_path(resolved)} with principals: {{me: {{groups: [local]}}}} and "
+                                  "tokens: {<a long random token>: me}, or pass --access FILE")
+            needs_token, principals = operator, list(operator.principals.values())
 
         def warm(engine: Engine) -> None:  # every caller's index, graphs and conflict claims
             for p in principals:
                 busy.quiet(QUIET_WAIT_S)
-                engine.warm(p.groups)
+                engine.warm(p.reads(engine.served_groups))
             engine.warmed.set()
 
         live = None
@@ -103,6 +110,7 @@ def serve(
             current: Engine | Callable[[], Engine] = live.current
         else:
             current = loaded
+        caller = fixed_caller(who, current) if transport == "stdio" else http_caller(operator)
     except BaseException as exc:
         gc.enable()  # nothing loaded to protect
         if not isinstance(exc, (CorpusError, AccessError, ValueError)):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import replace
 from typing import Annotated, Any, Callable, Literal
 
 from mcp.server import CacheHint
@@ -131,6 +132,11 @@ class DocMetadata(BaseModel):
     """The deep-research contract's free-form ``metadata``: what a client needs to weigh the text."""
     trusted: bool = Field(description="Passed the integrity gate; false: never evidence.")
     updated: str | None = Field(description="ISO date of the last update.")
+    path: str | None = Field(description="The file the document came from, relative to the indexed folder "
+                                         "(null when not known).")
+    front_matter: dict[str, Any] = Field(
+        description="The document's own front-matter keys (or JSONL fields) other than id, title, groups, trusted, "
+                    "source and updated, as JSON (dates as ISO strings); {} when none.")
 
 
 class Document(BaseModel):
@@ -280,9 +286,16 @@ def http_caller(access: Access) -> Caller:
     return caller
 
 
-def fixed_caller(principal: Principal) -> Caller:
-    """Stdio: the operator who launched the process chose the principal (``--as``)."""
-    return lambda: principal
+def fixed_caller(principal: Principal, engine: Engine | Callable[[], Engine] | None = None) -> Caller:
+    """Stdio: the operator who launched the process chose the principal (``--as``). Single-user mode's
+    principal reads every group of the engine serving the call (``engine``: it, or the function
+    returning the current one)."""
+    if not principal.everything:
+        return lambda: principal
+    if engine is None:
+        raise ValueError("a single-user principal needs the engine it reads")
+    current: Callable[[], Engine] = engine if callable(engine) else (lambda: engine)
+    return lambda: replace(principal, groups=current().served_groups)
 
 
 class AccessFileVerifier(TokenVerifier):
@@ -403,7 +416,9 @@ def build_server(engine: Engine | Callable[[], Engine], caller: Caller, access: 
             raise ToolError(f"no document with id {id!r} is available to you")
         trusted, updated = engine.provenance.admits(doc), _date(doc)
         return _compact(Document(id=doc.id, title=doc.title, text=doc.text, url=doc.source,
-                                 metadata=DocMetadata(trusted=trusted, updated=updated), source=doc.source,
+                                 metadata=DocMetadata(trusted=trusted, updated=updated, path=doc.path or None,
+                                                      front_matter=json.loads(doc.front_matter or "{}")),
+                                 source=doc.source,
                                  trusted=trusted, updated=updated, facts=_facts(engine, doc),
                                  document=doc.document_id, section=doc.section,
                                  claims=_claims(engine, doc, groups)))

@@ -67,7 +67,7 @@ def check_contract(seen: dict) -> None:
     fetch = only_text_json(seen["fetch"])
     jsonschema.validate(fetch, FETCH_RESULT)
     assert fetch["id"] == "d03" and fetch["url"] == SOURCES["d03"] == fetch["source"]
-    assert fetch["metadata"] == {"trusted": True, "updated": "2026-03-30"}
+    assert fetch["metadata"] == {"trusted": True, "updated": "2026-03-30", "path": "d03.md", "front_matter": {}}
     assert EXISTING_FETCH <= fetch.keys()
     assert fetch == seen["fetch"].structured_content
 

@@ -47,16 +47,31 @@ def test_demo_corpus_loads_all_ten_documents():
         (GOOD_META.replace("groups: [eng]\n", ""), "groups", "missing"),
         (GOOD_META.replace("trusted: true", "trusted: 'yes'"), "trusted", "expected true or false"),
         (GOOD_META.replace("trusted: true", "trusted: 1"), "trusted", "expected true or false"),
-        (GOOD_META + "\nowner: bob", "owner", "unknown key"),
+        (GOOD_META + "\ngroup: [ops]", "group", "misspelling of 'groups'"),
+        (GOOD_META + "\nTrusted: false", "Trusted", "misspelling of 'trusted'"),
         (GOOD_META.replace("updated: 2026-01-02", "updated: last week"), "updated", "ISO date"),
         (GOOD_META.replace("source: https://example.com/a1", "source: not a uri"), "source", "URI"),
-        (GOOD_META.replace("id: a1", "id: 'bad id!'"), "id", "expected an id"),
+        (GOOD_META.replace("id: a1", "id: 'bad id!'"), "id", "starts with a letter or digit"),
+        (GOOD_META.replace("id: a1", "id: " + "a" * 129), "id", "got 129 characters"),
     ],
 )
 def test_markdown_field_errors_name_file_and_field(tmp_path, meta, field, fragment):
     path = write_md(tmp_path, "a1.md", meta)
     message = problems(tmp_path)
     assert f"{path}: field '{field}'" in message and fragment in message
+
+
+def test_other_front_matter_keys_are_kept_as_metadata(tmp_path):
+    """The corpus loader shares ``hoprag index``'s rule: own keys validated, every other key metadata."""
+    write_md(tmp_path, "a1.md", GOOD_META + "\nowner: bob\nreviewed: 2026-02-03\nsearch: {boost: 2}\n1: one")
+    (doc,) = load_docs(tmp_path)
+    assert json.loads(doc.front_matter) == {"owner": "bob", "reviewed": "2026-02-03", "search": {"boost": 2}, "1": "one"}
+    assert doc.path == "a1.md"
+    (tmp_path / "corpus.yaml").write_text("metadata_keys: [resource]\n", encoding="utf-8")
+    write_md(tmp_path, "a1.md", GOOD_META + "\nresource: users")  # near 'source', declared ordinary metadata
+    assert json.loads(load_docs(tmp_path)[0].front_matter) == {"resource": "users"}
+    write_md(tmp_path, "a1.md", GOOD_META + "\nblob: " + "x" * 17000)  # over the limit: refused, by name
+    assert "field 'front matter': cannot be kept as metadata" in problems(tmp_path)
 
 
 def test_empty_text_is_rejected(tmp_path):

@@ -1,8 +1,9 @@
 """A first run as a new user makes it: every mistake is one line (what, where, how to fix) and a non-zero exit.
 
 Also: one default principal for ``ask``, ``search`` and ``serve --transport stdio`` (ADK's default
-user ``user``, mapped by the access file's ``users:``), the README library snippet from any
-directory, and the LICENSE that pyproject declares.
+user ``user``, mapped by the access file's ``users:``); with no access file at all, single-user
+mode (``hoprag index DIR --store X`` then ``hoprag ask ... --store X``, ``adk run``); the README
+library snippet from any directory, and the LICENSE that pyproject declares.
 """
 
 from __future__ import annotations
@@ -10,12 +11,15 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from mcp import Client, StdioServerParameters
 
 from conftest import CORPUS, ROOT
 from mcp_client import call, run
@@ -24,7 +28,7 @@ BIN = Path(sys.executable).parent
 Q3 = "Which region stores telemetry for Project Falcon?"
 ENV = {**os.environ, "GOOGLE_API_USE_CLIENT_CERTIFICATE": "false"}
 for key in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "OPENAI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "HOPRAG_MODEL",
-            "HOPRAG_MODEL_BASE_URL", "HOPRAG_MCP_URL", "HOPRAG_CORPUS", "HOPRAG_ACCESS"):
+            "HOPRAG_MODEL_BASE_URL", "HOPRAG_MCP_URL", "HOPRAG_CORPUS", "HOPRAG_ACCESS", "HOPRAG_STORE"):
     ENV.pop(key, None)
 
 
@@ -63,11 +67,94 @@ def test_a_bad_corpus_is_one_line_per_problem(tmp_path):
     assert lines and all(re.match(rf"{re.escape(str(tmp_path))}/d1\.md: field '\w+': ", line) for line in lines)
 
 
-def test_a_missing_access_file_names_where_it_looked_and_the_flag(tmp_path):
+def test_a_missing_named_access_file_names_it_and_the_flag(tmp_path):
     for doc in CORPUS.glob("d0*.md"):
         (tmp_path / doc.name).write_text(doc.read_text(encoding="utf-8"), encoding="utf-8")
-    one_line_error(hoprag("ask", Q3, "--corpus", str(tmp_path)), f"{tmp_path}/access.yaml", "--access")
-    one_line_error(hoprag("search", "Aurora", "--corpus", str(tmp_path)), f"{tmp_path}/access.yaml", "--access")
+    missing = tmp_path / "none.yaml"
+    one_line_error(hoprag("ask", Q3, "--corpus", str(tmp_path), "--access", str(missing)), str(missing), "--access")
+    one_line_error(hoprag("search", "Aurora", "--corpus", str(tmp_path), env={"HOPRAG_ACCESS": str(missing)}),
+                   str(missing), "--access")
+
+
+SINGLE_USER = "note: no access file: single-user mode, you read every document"
+
+
+def test_a_corpus_without_an_access_file_is_read_by_its_single_user(tmp_path):
+    for doc in CORPUS.glob("d0*.md"):  # d09 is finance's, the rest engineering's: one user reads both
+        (tmp_path / doc.name).write_text(doc.read_text(encoding="utf-8"), encoding="utf-8")
+    done = hoprag("search", "Falcon annual budget", "--corpus", str(tmp_path), "--as", "anyone", "--json")
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["principal"] == "local" and "d09" in {r["id"] for r in found["results"]}
+    assert done.stderr.count(SINGLE_USER) == 1
+
+
+def write_docs(root: Path) -> Path:
+    """A new user's folder: no access file, no groups anywhere, one page that names its own group."""
+    docs = root / "docs"
+    (docs / "finance").mkdir(parents=True)
+    (docs / "heron.md").write_text("# Heron\n\nProject Heron stores telemetry in Basalt.\n", encoding="utf-8")
+    (docs / "basalt.md").write_text("# Basalt\n\nBasalt runs in region eu-north-2.\n", encoding="utf-8")
+    (docs / "finance/budget.md").write_text("---\ngroups: [finance]\ntags: [money]\n---\n# Budget\n\n"
+                                            "Heron has an annual budget of two million dollars.\n", encoding="utf-8")
+    return docs
+
+
+def test_a_first_run_indexes_then_asks_with_no_access_file(tmp_path):
+    docs, store = write_docs(tmp_path), tmp_path / "store" / "notes.db"
+    store.parent.mkdir()
+    indexed = hoprag("index", str(docs), "--store", str(store), "--quiet")
+    assert indexed.returncode == 0, indexed.stderr
+    assert "default group: 2 documents named no groups" in indexed.stdout and "single-user mode" in indexed.stdout
+    asked = hoprag("ask", "Which region does Basalt run in?", "--store", str(store), "--json")
+    assert asked.returncode == 0, asked.stderr
+    result = json.loads(asked.stdout)
+    assert not result["abstained"] and "basalt.md" in {c["doc_id"] for c in result["citations"]}
+    assert asked.stderr.count(SINGLE_USER) == 1  # said once, not again by the server the agent launches
+    for who in ((), ("--as", "someone")):  # every user id is the one local principal, who reads every group
+        searched = hoprag("search", "annual budget", "--store", str(store), "--json", *who)
+        assert searched.returncode == 0 and json.loads(searched.stdout)["principal"] == "local"
+        assert json.loads(searched.stdout)["results"][0]["id"] == "finance/budget.md"
+
+    async def stdio_fetch() -> dict:
+        params = StdioServerParameters(command=str(BIN / "hoprag"), args=["serve", "--transport", "stdio",
+                                                                          "--store", str(store)], env=ENV, cwd=ROOT)
+        async with Client(params) as client:
+            return (await call(client, "fetch", id="finance/budget.md")).structured_content
+
+    fetched = run(stdio_fetch())
+    assert fetched["metadata"]["front_matter"] == {"tags": ["money"]} and fetched["metadata"]["path"] == "finance/budget.md"
+    one_line_error(hoprag("serve", "--transport", "http", "--store", str(store), "--port", "0"),
+                   "serving over HTTP needs an access file", str(store.parent / "access.yaml"), "--access")
+    one_line_error(hoprag("ask", "Which region?", "--store", str(store), env={"HOPRAG_MCP_URL": "http://127.0.0.1:9/mcp"}),
+                   "HOPRAG_MCP_URL", "bearer token", "--access")
+
+
+def test_with_an_access_file_the_default_group_is_granted_like_any_other(tmp_path):
+    docs, store = write_docs(tmp_path), tmp_path / "notes.db"
+    (tmp_path / "access.yaml").write_text("principals:\n  eng: {groups: [engineering]}\n  me: {groups: [local]}\n"
+                                          "users:\n  user: eng\n", encoding="utf-8")
+    indexed = hoprag("index", str(docs), "--store", str(store), "--quiet")
+    assert indexed.returncode == 0, indexed.stderr
+    assert f"under the access file {tmp_path / 'access.yaml'} only me (holding group 'local') reads them" in indexed.stdout
+    assert "single-user" not in indexed.stdout + indexed.stderr
+    as_eng = hoprag("search", "Basalt region", "--store", str(store), "--json")  # the default user maps to eng
+    assert as_eng.returncode == 0 and json.loads(as_eng.stdout)["results"] == []
+    assert SINGLE_USER not in as_eng.stderr
+    as_me = hoprag("search", "Basalt region", "--store", str(store), "--as", "me", "--json")
+    assert [r["id"] for r in json.loads(as_me.stdout)["results"]][:1] == ["basalt.md"]
+    one_line_error(hoprag("search", "Basalt", "--store", str(store), "--as", "mallory"), "unknown user 'mallory'")
+
+
+def test_adk_run_reads_a_store_with_no_access_file(tmp_path):
+    docs, store = write_docs(tmp_path), tmp_path / "notes.db"
+    assert hoprag("index", str(docs), "--store", str(store), "--quiet").returncode == 0
+    done = subprocess.run([str(BIN / "adk"), "run", "--in_memory", "agents/hoprag_agent", "Which region does Basalt run in?"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300, env={**ENV, "HOPRAG_STORE": str(store)},
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "eu-north-2" in done.stdout and "[basalt.md › Basalt]" in done.stdout
+    assert done.stderr.count(SINGLE_USER) == 1
 
 
 @pytest.mark.parametrize("command", [("ask", Q3), ("search", "Aurora"), ("serve", "--transport", "stdio")])
@@ -118,8 +205,6 @@ def test_the_default_principal_is_the_same_for_ask_search_and_stdio_serve():
     assert "d09" not in {r["id"] for r in json.loads(searched.stdout)["results"]}
     assert "d01" in {r["id"] for r in json.loads(hoprag("search", "Falcon", "--json").stdout)["results"]}
 
-    from mcp import Client, StdioServerParameters
-
     async def stdio_ids() -> set[str]:
         params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_server", "--transport", "stdio"],
                                        env=ENV)
@@ -135,6 +220,29 @@ def test_an_access_file_without_the_default_user_asks_for_as(tmp_path):
     access = tmp_path / "access.yaml"
     access.write_text("principals:\n  engineering: {groups: [engineering]}\n", encoding="utf-8")
     one_line_error(hoprag("search", "Falcon", "--access", str(access)), "unknown user 'user'", "--as")
+
+
+def test_the_readme_first_run_runs_as_written(tmp_path):
+    """The README's first run: ``hoprag index DIR --store X``, then ``ask`` and ``search`` on X, nothing else."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## First run"):]
+    start = section.index("```bash\n") + len("```bash\n")
+    commands = [shlex.split(line, comments=True) for line in section[start:section.index("```", start)].splitlines()]
+    assert [c[:2] for c in commands] == [["hoprag", "index"], ["hoprag", "ask"], ["hoprag", "search"]]
+    docs = tmp_path / "docs"
+    (docs / "guide").mkdir(parents=True)
+    (docs / "guide/keys.md").write_text("---\ntags: [security]\n---\n# Rotating API keys\n\nTo rotate the API keys, run "
+                                        "kestrel keys rotate on the primary node.\n", encoding="utf-8")
+    (docs / "install.md").write_text("# Installing\n\nInstall Kestrel with pip.\n", encoding="utf-8")
+    outputs = []
+    paths = {"docs": str(docs), "docs.db": str(tmp_path / "docs.db")}  # run from the checkout, as the other tests
+    for command in commands:
+        done = hoprag(*(paths.get(arg, arg) for arg in command[1:]))
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+        outputs.append(done.stdout)
+    assert "2 files (2 new" in outputs[0]
+    assert "[guide/keys.md › Rotating API keys]" in outputs[1] and "kestrel keys rotate" in outputs[1]
+    assert outputs[2].startswith("guide/keys.md")
 
 
 def test_the_readme_library_snippet_runs_from_any_directory(tmp_path):

@@ -46,8 +46,10 @@ def servable(c: Corpus) -> None:
     for d in c.docs:
         assert re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.:/-]{0,127}", d.id) and d.groups and d.text == d.text.strip() != ""
         assert isinstance(d.trusted, bool) and all(isinstance(g, str) and g for g in d.groups)
-        json.dumps([d.id, d.title, d.text, d.source, sorted(d.groups), d.triples,
+        json.dumps([d.id, d.title, d.text, d.source, sorted(d.groups), d.triples, d.path, d.front_matter,
                     d.updated and d.updated.isoformat()], ensure_ascii=False).encode("utf-8")
+        assert d.front_matter == "" or isinstance(json.loads(d.front_matter), dict)  # metadata: one JSON object
+        assert len(d.front_matter.encode("utf-8")) <= corpus_module.MAX_METADATA_BYTES
     everyone = frozenset().union(*(d.groups for d in c.docs))
     engine = Engine(c)
     engine.search(c.docs[0].text, everyone, 3)
@@ -184,7 +186,6 @@ HOSTILE_FILES = {
     "YAML impossible date": {"a.md": GOOD_MD.replace(b"2026-01-02", b"2026-13-45")},
     "YAML 5000-digit integer": {"a.md": GOOD_MD.replace(b"trusted: true", b"trusted: " + b"9" * 5000)},
     "YAML 20000-bit hex integer": {"a.md": GOOD_MD.replace(b"trusted: true", b"trusted: 0x" + b"f" * 5000)},
-    "YAML keys of mixed types": {"a.md": GOOD_MD.replace(b"id: a1", b"id: a1\n1: x\nfoo: y")},
     "YAML alias bomb": {"a.md": b"---\na: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
                         + ALIAS_BOMB.encode() + b"id: *i\ntrusted: *i\nsource: *i\nupdated: *i\n---\nx"},
     "non-UTF-8 file name": {"\udcff.txt": GOOD_MD},
@@ -212,6 +213,11 @@ def test_hostile_corpus_file_is_a_corpus_error(name):
 @pytest.mark.parametrize("name", sorted(HOSTILE_LINES))
 def test_hostile_jsonl_line_is_a_corpus_error(name):
     assert load_files({"c.jsonl": HOSTILE_LINES[name]}, jsonl=True) == "error"
+
+
+def test_front_matter_keys_of_any_type_become_json_metadata():
+    """Other keys are metadata: YAML keys of mixed types become JSON object keys (strings)."""
+    assert load_files({"a.md": GOOD_MD.replace(b"id: a1", b"id: a1\n1: x\nfoo: y\n2026-01-01: z")}) == "ok"
 
 
 def test_a_paired_surrogate_escape_is_just_an_emoji():

@@ -29,7 +29,7 @@ from hoprag.engine import Engine
 from hoprag.ingest import index
 from hoprag.read import extract_facts
 from hoprag.store import Changes, Config, Passage, StoreError, open_store
-from ingest_tree import basalt_html, build
+from ingest_tree import BUDGET_METADATA, basalt_html, build
 from mcp_client import call, http_client, run
 from test_permission_properties import GROUPS, run_property
 
@@ -63,6 +63,22 @@ def rows_as(url: str, groups: list[str] | None, role: bool = True) -> set[str]:
 
 
 # -- row-level security ----------------------------------------------------------------------------
+
+
+def test_the_metadata_column_keeps_the_authors_json_and_row_level_security_covers_it(database, tmp_path):
+    indexed(database, tmp_path)
+    with psycopg.connect(database, autocommit=True) as db:
+        kind = db.execute("SELECT data_type FROM information_schema.columns WHERE table_schema = 'hoprag' "
+                          "AND table_name = 'passages' AND column_name = 'metadata'").fetchone()[0]
+    assert kind == "json"  # json, not jsonb: the front matter's key order survives
+    for groups, expected in ((["finance"], {"finance/budget.md"}), (["engineering"], set())):
+        with psycopg.connect(database, autocommit=True) as db, db.transaction():
+            db.execute("SET LOCAL ROLE hoprag_reader")
+            db.execute("SELECT set_config('hoprag.groups', %s, true)", (json.dumps(groups),))
+            rows = db.execute("SELECT id, path, metadata::text FROM hoprag.passages WHERE metadata IS NOT NULL").fetchall()
+        assert {r[0] for r in rows} == expected
+        for _, path, metadata in rows:
+            assert path == "finance/budget.md" and list(json.loads(metadata)) == list(BUDGET_METADATA)
 
 
 def test_row_level_security_returns_only_the_callers_rows(database, tmp_path, postgres):

@@ -4,6 +4,7 @@ for the embedded SQLite store and for PostgreSQL alike (the same tests, parametr
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from pathlib import Path
@@ -15,8 +16,8 @@ from conftest import ServerProcess
 from hoprag.engine import Engine
 from hoprag.ingest import index
 from hoprag.live import Live
-from hoprag.store import open_store
-from ingest_tree import HERON_OVERVIEW, HERON_TEAM, QUESTION, basalt_html, build
+from hoprag.store import StoreError, open_store
+from ingest_tree import BUDGET_METADATA, HERON_OVERVIEW, HERON_TEAM, QUESTION, basalt_html, build
 from mcp_client import call, http_client, run
 from test_agent import ask
 
@@ -78,8 +79,9 @@ def test_fetch_returns_the_passage_or_the_whole_document(served):
             search = await call(c, "search", query="Heron team Fridays", k=1)
         async with http_client(server.url, "finance") as c:
             hidden = await call(c, "fetch", id="notes/heron.md#2", document=True)
-        return part, whole, search, hidden
-    part, whole, search, hidden = run(go())
+            budget = await call(c, "fetch", id="finance/budget.md")
+        return part, whole, search, hidden, budget
+    part, whole, search, hidden, budget = run(go())
     assert part.structured_content["text"] == HERON_TEAM  # the section's heading is its section, not its text
     assert (part.structured_content["document"], part.structured_content["section"]) == ("notes/heron.md",
                                                                                          "Heron overview › Team")
@@ -91,6 +93,12 @@ def test_fetch_returns_the_passage_or_the_whole_document(served):
     assert (hit["id"], hit["document"], hit["section"]) == ("notes/heron.md#2", "notes/heron.md",
                                                             "Heron overview › Team")
     assert hidden.is_error
+    # the metadata column: a document's own front-matter keys and its file, as the store kept them
+    assert budget.structured_content["metadata"]["front_matter"] == BUDGET_METADATA
+    assert list(budget.structured_content["metadata"]["front_matter"]) == list(BUDGET_METADATA)  # the author's order
+    assert budget.structured_content["metadata"]["path"] == "finance/budget.md"
+    assert whole.structured_content["metadata"] == {**part.structured_content["metadata"], "front_matter": {}}
+    assert part.structured_content["metadata"]["path"] == "notes/heron.md"
 
 
 def test_a_changed_file_answers_with_the_new_fact(served):
@@ -192,3 +200,38 @@ def test_a_reader_during_reindexing_never_sees_a_mix(tmp_path, request, kind):
     assert all(len(versions) == 1 for versions in seen), [v for v in seen if len(v) > 1][:3]
     assert len({next(iter(v)) for v in seen}) >= 2  # the reader did overlap with the writes
     assert {d.text.split()[-1] for d in Live(db, readers=EVERYONE).current().docs} == {"v6."}
+
+
+def downgrade_to_schema_1(db: str) -> None:
+    """Make a store look as an older hoprag (schema 1: no path, no metadata column) wrote it."""
+    if db.startswith("postgresql"):
+        import psycopg
+
+        with psycopg.connect(db, autocommit=True) as conn, conn.transaction():
+            conn.execute("ALTER TABLE hoprag.passages DROP COLUMN path, DROP COLUMN metadata")
+            conn.execute("UPDATE hoprag.meta SET value = '1' WHERE key = 'schema'")
+        return
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    conn.executescript("ALTER TABLE passages DROP COLUMN path; ALTER TABLE passages DROP COLUMN metadata; "
+                       "UPDATE meta SET value = '1' WHERE key = 'schema';")
+    conn.close()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_a_store_of_the_older_schema_is_upgraded_by_the_next_index(tmp_path, request, kind):
+    src, db = build(tmp_path), new_store(kind, tmp_path, "old", request)
+    reindex(src, db)
+    downgrade_to_schema_1(db)
+    with pytest.raises(StoreError, match="store schema 1 is older than this hoprag's 2: run `hoprag index SRC --store"):
+        open_store(db)  # a reader names the fix in one line
+    store = open_store(db, create=True)  # hoprag index: adds the columns, forgets every digest
+    try:
+        report = index(src, store, ["engineering"])
+    finally:
+        store.close()
+    assert report.failed == [] and (report.changed, report.new, report.unchanged) == (6, 0, 0)  # every file read again
+    docs = {d.id: d for d in open_store(db).snapshot(EVERYONE).docs}
+    assert docs["finance/budget.md"].path == "finance/budget.md"
+    assert json.loads(docs["finance/budget.md"].front_matter) == BUDGET_METADATA

@@ -37,3 +37,13 @@ def test_the_snapshot_names_every_documented_tool():
     pinned = {t["name"] for t in json.loads(SNAPSHOT.read_text(encoding="utf-8"))}
     readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
     assert pinned and all(f"| `{name}` |" in readme for name in pinned)
+
+
+def test_fetch_metadata_is_typed_provenance_plus_the_documents_own_keys():
+    """``fetch``'s ``metadata``: trusted and updated as before, the source file's ``path`` and every other
+    front-matter key as one JSON object (``front_matter``), each always present."""
+    fetch = next(t for t in json.loads(SNAPSHOT.read_text(encoding="utf-8")) if t["name"] == "fetch")
+    metadata = fetch["outputSchema"]["$defs"]["DocMetadata"]
+    assert metadata["required"] == ["trusted", "updated", "path", "front_matter"]
+    assert metadata["properties"]["front_matter"]["type"] == "object"
+    assert {"string", "null"} == {branch["type"] for branch in metadata["properties"]["path"]["anyOf"]}

@@ -27,7 +27,8 @@ def build(settings: Settings) -> tuple[SequentialAgent, CallerToolset]:
     Loads nothing: the corpus is the MCP server's to load, and the access file (who a session
     user is) is read on the first tool listing.
     """
-    toolset = CallerToolset(access_file=hoprag_settings.access_path(settings), corpus=settings.corpus,
+    access_file = None if hoprag_settings.single_user(settings) else hoprag_settings.access_path(settings)
+    toolset = CallerToolset(access_file=access_file, corpus=settings.corpus,
                             ranker=settings.ranker, mcp_url=settings.mcp_url, store=settings.store)
     common = dict(model=models.model_for(settings), include_contents="none",
                   on_model_error_callback=models.on_model_error(settings))
@@ -54,7 +55,8 @@ def build(settings: Settings) -> tuple[SequentialAgent, CallerToolset]:
 
 def __getattr__(name: str) -> object:
     """``root_agent`` (what ``adk web``, ``adk run`` and ``adk eval`` load) is built on first access, from the
-    environment, saying on stderr when a model key is exported but unused; importing builds nothing."""
+    environment, saying on stderr when a model key is exported but unused or when it runs single-user
+    (no access file); importing builds nothing."""
     global root_agent, toolset
     if name not in ("root_agent", "toolset"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -62,5 +64,7 @@ def __getattr__(name: str) -> object:
     note = hoprag_settings.unused_keys_note(settings)
     if note:
         print(note, file=sys.stderr)
+    if hoprag_settings.single_user(settings):
+        print(hoprag_settings.single_user_note(settings), file=sys.stderr)
     root_agent, toolset = build(settings)
     return globals()[name]

@@ -10,6 +10,7 @@ from google.adk.runners import InMemoryRunner
 from google.genai import types
 
 from hoprag import settings as hoprag_settings
+from hoprag.access import AccessError
 from hoprag.corpus import load_corpus
 
 from . import policy
@@ -24,7 +25,7 @@ def prepare(user_id: str | None = None, **flags: Any) -> tuple[hoprag_settings.S
     """Resolve the settings and check everything a first run gets wrong, before any subprocess or model call.
 
     Raises the engine's one-line errors: :class:`~hoprag.settings.SettingsError` (a bad setting or
-    model name), :class:`~hoprag.access.AccessError` (no access file, an unknown user) and
+    model name), :class:`~hoprag.access.AccessError` (a named access file missing, an unknown user) and
     :class:`~hoprag.corpus.CorpusError` (a corpus the stdio server could not load).
     """
     settings = hoprag_settings.resolve(**flags)
@@ -32,6 +33,10 @@ def prepare(user_id: str | None = None, **flags: Any) -> tuple[hoprag_settings.S
     if settings.mcp_url is None and settings.store is None:  # the stdio server loads this corpus: fail here, in one line
         load_corpus(settings.corpus)
     hoprag_settings.principal_for(settings, user)
+    if settings.mcp_url is not None and hoprag_settings.single_user(settings):
+        raise AccessError(f"HOPRAG_MCP_URL names a remote server, which needs a bearer token from an access file, and "
+                          f"there is none at {hoprag_settings.access_path(settings)}: pass --access FILE (or set "
+                          "HOPRAG_ACCESS) naming one with a token for your principal")
     model_for(settings)  # an unknown model name fails here, before anything starts
     return settings, user
 

@@ -3,7 +3,8 @@
 Identity never comes from model output. Over HTTP every call carries the principal's bearer
 token (``header_provider``, evaluated per call). Stdio carries no per-call identity, so each
 principal gets its own stdio server subprocess launched ``--as`` that principal, and the tools
-an agent sees on each turn come from the subprocess of the session's user.
+an agent sees on each turn come from the subprocess of the session's user. With no access file
+(single-user mode) every session user is the one local principal, served by one subprocess.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from mcp import StdioServerParameters
 from mcp.client.stdio import get_default_environment
 
 from hoprag.access import Access, Principal, load_access
+from hoprag.settings import NOTED
 
 TOOLS = ["search", "fetch", "graph_walk", "graph_hops", "graph_overview", "grep"]
 
@@ -29,10 +31,12 @@ TOOLS = ["search", "fetch", "graph_walk", "graph_hops", "graph_overview", "grep"
 class CallerToolset(BaseToolset):
     """The hoprag MCP tools as the session user's principal (no tools for unknown users)."""
 
-    def __init__(self, *, access_file: Path, corpus: Path, ranker: str | None = None, mcp_url: str | None = None,
+    def __init__(self, *, access_file: Path | None, corpus: Path, ranker: str | None = None, mcp_url: str | None = None,
                  store: str | Path | None = None):
+        """``access_file``: the operator access file, ``None`` for single-user mode (there is none)."""
         super().__init__()
-        self.corpus, self.access_file, self.ranker = str(corpus), str(access_file), ranker
+        self.corpus, self.ranker = str(corpus), ranker
+        self.access_file = str(access_file) if access_file is not None else None
         self.store = str(store) if store is not None else None
         self.mcp_url = mcp_url
         self._access: Access | None = None
@@ -50,7 +54,7 @@ class CallerToolset(BaseToolset):
         """The operator access file, read once on first use (building the agent reads nothing)."""
         with self._lock:
             if self._access is None:
-                self._access = load_access(self.access_file)
+                self._access = Access.single() if self.access_file is None else load_access(self.access_file)
             return self._access
 
     def knows(self, user_id: str) -> bool:
@@ -67,12 +71,16 @@ class CallerToolset(BaseToolset):
 
     def _stdio_for(self, principal: Principal) -> McpToolset:
         if principal.name not in self._stdio:
-            args = ["-m", "mcp_server", "--transport", "stdio", "--as", principal.name,
-                    "--corpus", self.corpus, "--access", self.access_file]
+            args = ["-m", "mcp_server", "--transport", "stdio", "--as", principal.name, "--corpus", self.corpus]
+            if self.access_file is not None:  # none: the child finds none either, and runs single-user too
+                args += ["--access", self.access_file]
             if self.ranker:
                 args += ["--ranker", self.ranker]
             # the store goes by environment, not argv: a database URL may carry a password (`ps` shows argv)
-            env = {**get_default_environment(), "HOPRAG_STORE": self.store} if self.store else None
+            extra = {"HOPRAG_STORE": self.store} if self.store else {}
+            if self.access_file is None:
+                extra[NOTED] = "1"  # whoever built this agent has said it runs single-user
+            env = {**get_default_environment(), **extra} if extra else None
             self._stdio[principal.name] = McpToolset(
                 connection_params=StdioConnectionParams(
                     server_params=StdioServerParameters(command=sys.executable, args=args, env=env), timeout=60),

@@ -2,20 +2,24 @@
 
 Each file is the unit of mirroring: its digest (content, the metadata defaults it gets, the corpus
 configuration) decides whether it is new, changed or unchanged; files gone from the source are
-deleted; everything lands in one atomic commit. A file that fails is reported (one line naming it)
-and keeps the version already in the store, so a bad edit never loses indexed data.
+deleted; everything lands in one atomic commit. A file that fails is reported (one line naming it
+and the fix) and keeps the version already in the store, so a bad edit never loses indexed data;
+the report counts *files* by outcome and by reason.
 """
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
+import re
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
-from ..corpus import FIELDS, CorpusError, Doc, Problem, _make, load_allowlist, load_config
+from ..corpus import (FIELDS, OWN_KEYS, CorpusError, Doc, Problem, load_allowlist, load_config, make_doc,
+                      valid_text)
 from ..lexicon import LexiconError, load_lexicon
 from ..read import extract_facts
 from ..store import Changes, Config, Passage, Store
@@ -26,15 +30,61 @@ from .formats import READERS, Record
 
 #: Files above this size are refused (``--max-file-mb``): a document, not a data dump or a disk image.
 MAX_FILE_BYTES = 20 * 2**20
+#: Formats whose reader takes the raw bytes; every other one is text, decoded first (:func:`_as_utf8`).
+BINARY_SUFFIXES = (".pdf",)
+#: Text formats that must be UTF-8 (JSON text is, by its RFC): no legacy-encoding fallback.
+UTF8_ONLY = (".jsonl",)
+#: Failed or skipped files shown per reason unless ``--verbose``.
+EXAMPLES = 3
+_CONTROL = re.compile(rb"[\x01-\x08\x0e-\x1a\x1c-\x1f\x7f]")
+_DECODED_NON_ASCII = re.compile("[^\x00-\x7f\ufffd]")
+
+#: The short reason of a problem by its field, when the code that found it gave none.
+_REASONS = {"encoding": "not valid UTF-8", "front matter": "with broken front matter", "json": "with invalid JSON lines",
+            "text": "empty (no text)", "pdf": "not readable as PDF"}
 
 
 class IngestError(ValueError):
-    """The run cannot start (no source, bad corpus config, a store of another source); one line."""
+    """The run cannot start (no source, an empty one, bad corpus config, a store of another source); one line."""
+
+
+def reason_of(problem: Problem) -> str:
+    """What kind of trouble a problem is, to count files by (``not valid UTF-8``)."""
+    return problem.reason or _REASONS.get(problem.field, "with invalid metadata fields")
+
+
+@dataclass
+class Outcome:
+    """A file that failed, was skipped or was indexed with notes: the file, why (the first problem's
+    reason) and every problem line."""
+
+    where: str
+    problems: list[Problem]
+
+    @property
+    def reason(self) -> str:
+        return reason_of(self.problems[0])
+
+    def __str__(self) -> str:
+        return "\n".join(map(str, self.problems))
+
+
+def by_reason(outcomes: Iterable[Outcome]) -> dict[str, list[Outcome]]:
+    """Outcomes grouped by reason, the most frequent first."""
+    groups: dict[str, list[Outcome]] = {}
+    for outcome in outcomes:
+        groups.setdefault(outcome.reason, []).append(outcome)
+    return dict(sorted(groups.items(), key=lambda kv: -len(kv[1])))
+
+
+def _files(n: int) -> str:
+    return f"{n} file{'' if n == 1 else 's'}"
 
 
 @dataclass
 class Report:
-    """What one run did; ``failed`` makes the exit code non-zero, ``skipped`` does not."""
+    """What one run did, counted in files: every file of the source is new, changed, unchanged,
+    skipped (not a supported type) or failed; ``deleted`` files were gone from the source."""
 
     files: int = 0
     new: int = 0
@@ -43,19 +93,40 @@ class Report:
     deleted: int = 0
     passages: int = 0
     total_passages: int = 0
-    skipped: list[Problem] = field(default_factory=list)
-    failed: list[Problem] = field(default_factory=list)
+    skipped: list[Outcome] = field(default_factory=list)
+    failed: list[Outcome] = field(default_factory=list)
+    #: Files indexed with something to say (read as Windows-1252, metadata left out).
+    noted: list[Outcome] = field(default_factory=list)
+    #: Documents that named no groups and went into :data:`meta.DEFAULT_GROUP`.
+    local: int = 0
     seconds: float = 0.0
     generation: int = 0
+    committed: bool = False
+
+    @property
+    def indexed(self) -> int:
+        """Files of the source now in the store as they are (written this run or unchanged)."""
+        return self.new + self.changed + self.unchanged
 
     def summary(self) -> str:
-        return (f"{self.files} files ({self.new} new, {self.changed} changed, {self.unchanged} unchanged, "
-                f"{self.deleted} deleted), {self.passages} passages written ({self.total_passages} in the store), "
-                f"{len(self.skipped)} skipped, {len(self.failed)} failed, {self.seconds:.2f} s, generation {self.generation}")
+        return (f"{_files(self.files)} ({self.new} new, {self.changed} changed, {self.unchanged} unchanged, "
+                f"{self.deleted} deleted, {len(self.skipped)} skipped, {len(self.failed)} failed), "
+                f"{self.passages} passages written ({self.total_passages} in the store), {self.seconds:.2f} s, "
+                f"generation {self.generation}")
+
+    def counts(self) -> list[str]:
+        """One line per outcome with reasons: ``failed: 3 files not valid UTF-8, 1 file over the 20 MB limit``."""
+        lines = []
+        for label, outcomes in (("failed", self.failed), ("skipped", self.skipped), ("noted", self.noted)):
+            if outcomes:
+                lines.append(f"{label}: " + ", ".join(f"{_files(len(group))} {reason}"
+                                                      for reason, group in by_reason(outcomes).items()))
+        return lines
 
 
-def _config(home: Path) -> tuple[Config, list[meta.Rule], str]:
-    """The source's corpus configuration, its per-folder rules and a digest of what derived data depends on."""
+def _config(home: Path) -> tuple[Config, list[meta.Rule], tuple[str, ...], str]:
+    """The source's corpus configuration, its per-folder rules, its metadata keys and a digest of what
+    derived data depends on."""
     try:
         lexicon = load_lexicon(home / "relations.yaml")
     except LexiconError as exc:
@@ -69,7 +140,9 @@ def _config(home: Path) -> tuple[Config, list[meta.Rule], str]:
     if problems:
         raise IngestError("\n".join(map(str, problems)))
     config = Config(lexicon, allowlist, settings.get("ranker"))
-    return config, rules, hashlib.sha256(json.dumps(config.as_json(), sort_keys=True).encode()).hexdigest()
+    keep = tuple(settings.get("metadata_keys") or ())
+    digest = hashlib.sha256(json.dumps([config.as_json(), keep], sort_keys=True).encode()).hexdigest()
+    return config, rules, keep, digest
 
 
 def _passages(record: Record, doc: Doc, config: Config) -> list[Passage]:
@@ -86,49 +159,112 @@ def _passages(record: Record, doc: Doc, config: Config) -> list[Passage]:
     return [Passage(d, extract_facts(d, config.lexicon)) for d in docs]
 
 
+def _as_utf8(path: Path, data: bytes) -> tuple[bytes | None, list[Problem], list[Problem]]:
+    """A text file's bytes as UTF-8 for its reader, or why not; and notes.
+
+    A NUL byte means binary (a PNG renamed ``.md``). UTF-16 with a byte-order mark is decoded. Bytes
+    that are not UTF-8: in a mostly-UTF-8 file each bad one becomes U+FFFD; a file with no UTF-8
+    multi-byte character at all is legacy 8-bit text, read as Windows-1252 (what browsers do for
+    Latin-1) -- both with a note naming the file, never silently. JSONL must be UTF-8.
+    """
+    where, suffix = str(path), path.suffix.lower()
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return data.decode("utf-16").encode("utf-8"), [], []
+        except UnicodeDecodeError:
+            pass  # not UTF-16 after all: judged as bytes below
+    if b"\0" in data:
+        return None, [Problem(where, "file", "binary file (it holds NUL bytes), not text: remove it, or give it "
+                              "the extension of its real type", reason="binary (NUL bytes)")], []
+    try:
+        data.decode("utf-8")
+        return data, [], []
+    except UnicodeDecodeError as exc:
+        first = exc
+    if suffix in UTF8_ONLY:
+        return data, [], []  # the reader names the bad byte
+    replaced = data.decode("utf-8", errors="replace")
+    if _DECODED_NON_ASCII.search(replaced):
+        bad = replaced.count("\ufffd") - data.count("\ufffd".encode())
+        return replaced.encode("utf-8"), [], [Problem(
+            where, "encoding", f"{bad} byte{'s are' if bad > 1 else ' is'} not valid UTF-8 (first at byte "
+            f"{first.start}); indexed with U+FFFD in place of each: fix them or re-save the file as UTF-8",
+            reason="with bytes not valid UTF-8")]
+    if len(_CONTROL.findall(data[:65536])) > len(data[:65536]) // 100:
+        return None, [Problem(where, "file", "binary file (control bytes, no valid UTF-8), not text: remove it, or "
+                              "give it the extension of its real type", reason="binary (control bytes)")], []
+    try:
+        text = data.decode("cp1252")
+    except UnicodeDecodeError:  # the five bytes Windows-1252 leaves undefined
+        text = data.decode("latin-1")
+    return text.encode("utf-8"), [], [Problem(
+        where, "encoding", f"not UTF-8 ({first.reason} at byte {first.start}); indexed as Windows-1252 (Latin-1) "
+        "text: re-save it as UTF-8 if a character looks wrong", reason="read as Windows-1252")]
+
+
 def _read(found_path: Path, rel: str, data: bytes, rules: list[meta.Rule], groups: tuple[str, ...],
-          config: Config) -> tuple[list[Passage], list[Problem], list[Problem]]:
-    """The file's passages, its problems, and why it has nothing to index (skipped, not failed)."""
-    records, problems = READERS[found_path.suffix.lower()](found_path, data)
+          config: Config, keep: tuple[str, ...]) -> tuple[list[Passage], list[Problem], list[Problem], int, list[Problem]]:
+    """A file's passages, problems (any refuses the file), notes, how many of its documents went into the
+    default group, and why it has nothing of its own to index (a page of includes only: skipped, not failed)."""
+    suffix = found_path.suffix.lower()
+    notes: list[Problem] = []
+    if suffix not in BINARY_SUFFIXES:
+        decoded, problems, notes = _as_utf8(found_path, data)
+        if decoded is None:
+            return [], problems, [], 0, []
+        data = decoded
+    records, problems = READERS[suffix](found_path, data)
     if any(r.empty for r in records):
-        return [], problems, [Problem(r.where, "text", r.empty) for r in records if r.empty]
+        return [], problems, notes, 0, [Problem(r.where, "text", r.empty, reason="with nothing of its own to index")
+                                        for r in records if r.empty]
     passages: list[Passage] = []
     fixed = meta.defaults(rel, rules, groups)
-    is_jsonl = found_path.suffix.lower() == ".jsonl"
+    is_jsonl = suffix == ".jsonl"
+    defaulted = 0
     for record in records:
         base = meta.file_defaults(found_path, rel, record.title)
         if is_jsonl:  # a line is a record of its own: no title from the file name, its id is required
             base["title"] = ""
         else:
             base["id"] = meta.document_id(rel)
-        if not record.meta.get("groups") and "groups" not in fixed:
-            problems.append(Problem(record.where, "groups", "no groups from anywhere: add groups to its front matter "
-                                    "(or JSONL line), a rule in corpus.yaml, or pass --groups"))
-            continue
-        doc, bad = _make(record.meta, record.body, record.where, FIELDS + (("triples",) if is_jsonl else ()),
-                         {**base, **fixed})
+        # An own key left empty (``title:``) is not given: its default applies.
+        own = {k: v for k, v in record.meta.items() if not (k in OWN_KEYS and v is None)}
+        local = "groups" not in own and "groups" not in fixed
+        if local:
+            base["groups"] = [meta.DEFAULT_GROUP]
+        doc, bad, more = make_doc(own, record.body, record.where, OWN_KEYS if is_jsonl else FIELDS,
+                                  {**base, **fixed}, keep, valid_text(rel), lenient=True)
         problems += bad
+        notes += more
         if doc is not None:
+            defaulted += local
             passages += _passages(record, doc, config)
-    return passages, problems, []
+    return passages, problems, notes, defaulted, []
 
 
 def index(src: Path, store: Store, groups: Sequence[str] = (), max_bytes: int = MAX_FILE_BYTES,
           progress: Callable[[str], None] | None = None) -> Report:
-    """Mirror ``src`` into ``store`` in one commit and report what happened."""
+    """Mirror ``src`` into ``store`` in one commit and report what happened.
+
+    Raises :class:`IngestError` (before touching the store) for a missing or empty source. When no
+    file could be indexed nothing is committed (``report.committed`` is false).
+    """
     start = time.perf_counter()
     if not src.exists():
-        raise IngestError(f"{src}: no such file or directory")
+        raise IngestError(f"{src}: no such file or directory: pass the folder (or file) to index")
+    found, refused = discover(src)
+    if not found and not refused:
+        raise IngestError(f"{src}: no files to index (hidden entries and the config files at its top are not "
+                          "documents): pass the folder that holds your documents")
     source = str(src.resolve())
     if store.source() not in (None, source):
         raise IngestError(f"the store mirrors {store.source()}, not {source}: index into another --store "
                           "(or delete the store file to start over)")
     home = src if src.is_dir() else src.parent
-    config, rules, config_digest = _config(home)
+    config, rules, keep, config_digest = _config(home)
     flags = tuple(sorted({g.strip() for g in groups if g.strip()}))
-    report = Report()
-    found, refused = discover(src)
-    report.failed += refused
+    report = Report(files=len(found) + len(refused))
+    report.failed += [Outcome(p.where, [p]) for p in refused]
     old = store.files()
     alive = {f.rel for f in found}  # ids of files gone from the source are free to be reused
     owners = {doc_id: rel for doc_id, rel in store.documents().items() if rel in alive}
@@ -140,22 +276,26 @@ def index(src: Path, store: Store, groups: Sequence[str] = (), max_bytes: int = 
         if progress and time.monotonic() - last >= 2:
             progress(f"indexing: {n}/{len(found)} files, {report.passages} passages")
             last = time.monotonic()
+        where = str(item.path)
         suffix = item.path.suffix.lower()
         if suffix not in READERS:
-            report.skipped.append(Problem(str(item.path), "file", f"unsupported type {suffix or '(no suffix)'}; "
-                                          f"indexed: {', '.join(READERS)}"))
+            report.skipped.append(Outcome(where, [Problem(
+                where, "file", f"unsupported type {suffix or '(no suffix)'}; indexed: {', '.join(READERS)}",
+                reason=f"of unsupported type {suffix or '(no suffix)'}")]))
             continue
-        report.files += 1
-        present.add(item.rel)
-        size = item.path.stat().st_size
-        if size > max_bytes:
-            report.failed.append(Problem(str(item.path), "file", f"{size / 2**20:.1f} MB is over the "
-                                         f"{max_bytes / 2**20:g} MB limit (--max-file-mb)"))
-            continue
+        present.add(item.rel)  # from here on a failure keeps the file's indexed version
         try:
-            data = item.path.read_bytes()
+            size = item.path.stat().st_size
+            data = item.path.read_bytes() if size <= max_bytes else b""
         except OSError as exc:
-            report.failed.append(Problem(str(item.path), "file", f"unreadable: {exc.strerror or exc}"))
+            report.failed.append(Outcome(where, [Problem(where, "file", f"unreadable: {exc.strerror or exc}; give "
+                                                         "hoprag read access (chmod a+r) or move it out",
+                                                         reason="unreadable")]))
+            continue
+        if size > max_bytes:
+            report.failed.append(Outcome(where, [Problem(where, "file", f"{size / 2**20:.1f} MB is over the "
+                                                         f"{max_bytes / 2**20:g} MB limit (--max-file-mb)",
+                                                         reason=f"over the {max_bytes / 2**20:g} MB limit")]))
             continue
         # the chunking is part of what a file yields: a store indexed by an older one re-reads every file
         fingerprint = json.dumps([meta.defaults(item.rel, rules, flags), config_digest, CHUNKING], sort_keys=True)
@@ -163,33 +303,43 @@ def index(src: Path, store: Store, groups: Sequence[str] = (), max_bytes: int = 
         if old.get(item.rel) == digest:
             report.unchanged += 1
             continue
-        passages, problems, empty = _read(item.path, item.rel, data, rules, flags, config)
+        try:
+            passages, problems, notes, defaulted, empty = _read(item.path, item.rel, data, rules, flags, config, keep)
+        except Exception as exc:  # noqa: BLE001 - one odd file must not cost the rest of the folder
+            problems, passages, notes, defaulted, empty = [Problem(
+                where, "file", f"hoprag could not read it ({type(exc).__name__}: {exc}); please report this with "
+                "the file, and move it out meanwhile", reason="that hoprag failed to read (a bug)")], [], [], 0, []
         if empty and not problems:  # a page of includes or components only: nothing of its own to index
-            report.skipped += empty
-            report.files -= 1
+            report.skipped.append(Outcome(where, empty))
             present.discard(item.rel)
             continue
         for doc_id in dict.fromkeys(p.doc.document_id for p in passages):
             other = claimed.get(doc_id) or (owners.get(doc_id) if owners.get(doc_id) != item.rel else None)
             if other is not None:
-                problems.append(Problem(str(item.path), "id", f"duplicate document id {doc_id!r} (also in {other}); "
-                                        "give one of them another id in its front matter"))
+                problems.append(Problem(where, "id", f"duplicate document id {doc_id!r} (also in {other}); "
+                                        "give one of them another id in its front matter", reason="with a duplicate id"))
         if not passages and not problems:
-            problems.append(Problem(str(item.path), "text", "no text to index (empty document)"))
+            problems.append(Problem(where, "text", "no text to index (empty document)"))
         if problems:
-            report.failed += problems
+            report.failed.append(Outcome(where, problems))
             continue
+        if notes:
+            report.noted.append(Outcome(where, notes))
         claimed.update({p.doc.document_id: item.rel for p in passages})
         changes.upsert[item.rel] = (digest, passages)
         report.passages += len(passages)
+        report.local += defaulted
         if item.rel in old:
             report.changed += 1
         else:
             report.new += 1
     changes.delete = sorted(set(old) - present)
     report.deleted = len(changes.delete)
-    if changes.upsert or changes.delete or store.config_digest() != config_digest or store.source() != source:
+    if report.indexed == 0:
+        report.generation = store.generation()  # nothing could be indexed: nothing is committed
+    elif changes.upsert or changes.delete or store.config_digest() != config_digest or store.source() != source:
         report.generation = store.apply(changes)
+        report.committed = True
     else:
         report.generation = store.generation()
     report.total_passages = store.passage_count()
@@ -197,11 +347,12 @@ def index(src: Path, store: Store, groups: Sequence[str] = (), max_bytes: int = 
     return report
 
 
-def prepare(store: Store, principals: Sequence[frozenset[str]] = (), ranker: str | None = None) -> float:
+def prepare(store: Store, principals: Sequence[frozenset[str]] = (), ranker: str | None = None,
+            everyone: bool = False) -> float:
     """Build and persist, over the store's newest generation, the derived data a server would
     otherwise build at its first start: the packed passages, the entity index and the evidence check,
     and with ``principals`` (each one's groups) their search views and term weights, so servers
-    start by loading. Seconds taken.
+    start by loading; ``everyone``: also the view of every group (single-user mode's). Seconds taken.
 
     A store that enforces its own permissions keys its derived data by who reads it (the union of
     ``principals``' groups, as ``hoprag serve`` reads it), so it needs ``principals``. ``ranker``:
@@ -213,6 +364,6 @@ def prepare(store: Store, principals: Sequence[frozenset[str]] = (), ranker: str
     readers = frozenset().union(*principals) if principals else None
     engine = Engine.from_snapshot(store.snapshot(readers), ranker)  # packs the passages for the next reader
     engine.derive()
-    for groups in principals:
+    for groups in [*principals, *([engine.served_groups] if everyone else [])]:
         engine.warm(groups)
     return time.perf_counter() - start

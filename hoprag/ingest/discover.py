@@ -8,6 +8,7 @@ corpus's own config files at the top are not documents and are passed over.
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +38,8 @@ def discover(src: Path) -> tuple[list[Found], list[Problem]]:
         try:
             entries = sorted(os.scandir(real), key=lambda e: e.name)
         except OSError as exc:
-            problems.append(Problem(str(shown), "file", f"unreadable directory: {exc.strerror or exc}"))
+            problems.append(Problem(str(shown), "file", f"unreadable directory: {exc.strerror or exc}; give hoprag "
+                                    "read access (chmod a+rx) or move it out", reason="unreadable"))
             return
         for entry in entries:
             name, where = entry.name, shown / entry.name
@@ -49,25 +51,31 @@ def discover(src: Path) -> tuple[list[Found], list[Problem]]:
                 try:
                     target = target.resolve(strict=True)
                 except RuntimeError:
-                    problems.append(Problem(str(where), "symlink", "symlink loop; remove or fix the link"))
+                    problems.append(Problem(str(where), "symlink", "symlink loop; remove or fix the link",
+                                            reason="in a symlink loop"))
                     continue
                 except OSError as exc:
-                    msg = "symlink loop" if exc.errno == 40 else f"broken symlink ({exc.strerror or exc})"
-                    problems.append(Problem(str(where), "symlink", f"{msg}; remove or fix the link"))
+                    loop = exc.errno == errno.ELOOP
+                    msg = "symlink loop" if loop else f"broken symlink ({exc.strerror or exc})"
+                    problems.append(Problem(str(where), "symlink", f"{msg}; remove or fix the link",
+                                            reason="in a symlink loop" if loop else "broken symlinks"))
                     continue
                 if target != root and root not in target.parents:
                     problems.append(Problem(str(where), "symlink", f"points outside the source folder (to {target}); "
-                                            "refused: copy the file in or index its folder instead"))
+                                            "refused: copy the file in or index its folder instead",
+                                            reason="linking outside the folder"))
                     continue
             if target.is_dir():
                 if target in entered:
-                    problems.append(Problem(str(where), "symlink", "symlink loop (a folder reached twice); remove the link"))
+                    problems.append(Problem(str(where), "symlink", "symlink loop (a folder reached twice); remove the link",
+                                            reason="in a symlink loop"))
                     continue
                 walk(target, where, child_rel + "/")
             elif target.is_file():
                 found.append(Found(target, child_rel))
             else:
-                problems.append(Problem(str(where), "file", "not a regular file (device, socket or pipe); move it out"))
+                problems.append(Problem(str(where), "file", "not a regular file (device, socket or pipe); move it out",
+                                        reason="not regular files"))
 
     walk(root, src, "")
     return found, problems

@@ -211,19 +211,26 @@ def html(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:
 
 
 def pdf(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:
-    from pypdf import PdfReader
-    from pypdf.errors import PyPdfError
+    try:
+        from pypdf import PdfReader
+    except ImportError:  # an install older than pypdf in the base dependencies
+        return [], [Problem(str(path), "pdf", "reading PDFs needs pypdf: pip install pypdf", reason="not readable as PDF")]
 
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # its warnings about odd files are not ours to print
     try:
         reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted and not reader.decrypt(""):
+            return [], [Problem(str(path), "pdf", "encrypted PDF: save a decrypted copy to index it, or leave it out",
+                                reason="encrypted (PDF)")]
         pages = [page.extract_text() or "" for page in reader.pages]
         title = (reader.metadata.title if reader.metadata else None) or ""
-    except (PyPdfError, ValueError, TypeError, KeyError, AttributeError, IndexError, OSError, RecursionError) as exc:
-        return [], [Problem(str(path), "pdf", f"not a readable PDF ({type(exc).__name__}: {exc})")]
+    except Exception as exc:  # noqa: BLE001 - a parser of any file it is given: every failure is that file's
+        return [], [Problem(str(path), "pdf", f"not a readable PDF ({type(exc).__name__}: {exc}); re-export it, or "
+                            "leave it out", reason="not readable as PDF")]
     body = "\n\n".join(p.strip() for p in pages if p.strip())
     if not body:
-        return [], [Problem(str(path), "pdf", "no text layer (a scanned PDF?): run OCR first or leave it out")]
+        return [], [Problem(str(path), "pdf", "no text layer (a scanned PDF?): run OCR first or leave it out",
+                            reason="without a text layer (scanned PDF?)")]
     return [Record(str(path), {}, body, str(title).strip(), headings=False)], []
 
 

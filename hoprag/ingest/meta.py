@@ -1,24 +1,31 @@
 """Metadata defaults for ordinary files, and the per-folder rules of ``corpus.yaml``.
 
 What a file says (front matter, a JSONL line's fields) wins; then the last matching rule; then
-``hoprag index --groups``. ``trusted`` defaults to true (the operator chose to index the file),
-``source`` to the file's URI, ``updated`` to its modification date, ``title`` to the first heading
-or the file name. There is never an implicit group: a document that gets none is an error.
+``hoprag index --groups``; a document that gets no groups from any of them is in the group
+:data:`DEFAULT_GROUP` (which an access file must grant explicitly). ``trusted`` defaults to true
+(the operator chose to index the file), ``source`` to the file's URI, ``updated`` to its
+modification date, ``title`` to the first heading or the file name, ``id`` to its path.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import fnmatch
+import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..corpus import Problem, _field
+from ..corpus import MAX_ID_CHARS, Problem, _field, valid_text
 
 RULE_KEYS = ("path", "groups", "trusted")
+#: The group of documents that name none (front matter, a rule, ``--groups``): with no access file
+#: the single local user reads it; an access file grants it like any other group.
+DEFAULT_GROUP = "local"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.:/-]")
+#: Hex digits of the path digest a shortened or non-ASCII path's id ends with.
+_DIGEST_CHARS = 12
 
 
 @dataclass(frozen=True)
@@ -80,11 +87,20 @@ def defaults(rel: str, rules: list[Rule], groups: tuple[str, ...]) -> dict[str, 
 
 
 def document_id(rel: str) -> str:
-    """A document's id from its relative path (``notes/Falcon plan.md`` -> ``notes/Falcon_plan.md``)."""
-    return _UNSAFE.sub("_", rel).lstrip("_.:/-") or "document"
+    """A document's id from its relative path, always a valid id (``notes/Falcon plan.md`` ->
+    ``notes/Falcon_plan.md``): characters outside ``A-Za-z0-9_.:/-`` become ``_``. A path longer than
+    :data:`~hoprag.corpus.MAX_ID_CHARS`, or with characters outside ASCII (which would otherwise
+    collide: ``日本.md`` and ``中文.md``), keeps a readable prefix and ends in ``-`` and a digest of the
+    whole path, so the id is deterministic and unique per path."""
+    safe = _UNSAFE.sub("_", rel).lstrip("_.:/-") or "document"
+    if len(safe) <= MAX_ID_CHARS and rel.isascii():
+        return safe
+    digest = hashlib.sha256(rel.encode("utf-8", "surrogateescape")).hexdigest()[:_DIGEST_CHARS]
+    prefix = safe[:MAX_ID_CHARS - _DIGEST_CHARS - 1].rstrip("_.:/-")
+    return f"{prefix}-{digest}" if prefix else digest
 
 
 def file_defaults(path: Path, rel: str, title: str) -> dict[str, Any]:
     """``source``, ``updated`` and ``title`` of a file that does not state them."""
     mtime = dt.datetime.fromtimestamp(path.stat().st_mtime, dt.timezone.utc).date()
-    return {"source": path.as_uri(), "updated": mtime.isoformat(), "title": title or Path(rel).stem}
+    return {"source": path.as_uri(), "updated": mtime.isoformat(), "title": title or valid_text(Path(rel).stem)}

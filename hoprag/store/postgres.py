@@ -27,7 +27,17 @@ from ..passages import FORMAT as PASSAGES_FORMAT, Passages
 from . import PASSAGES, Changes, Config, Snapshot, StoreError, redact
 
 log = logging.getLogger("hoprag.store")
-SCHEMA_VERSION = "1"
+#: 2: passages carry ``path`` and ``metadata`` (the document's other front-matter keys; ``json``, which
+#: keeps the author's key order, unlike ``jsonb``).
+SCHEMA_VERSION = "2"
+#: How ``hoprag index`` (the owner) upgrades a store of schema 1 in place: the new columns, and every
+#: file's digest forgotten, so the next mirror step re-reads each file and fills them.
+_UPGRADE_1 = """
+ALTER TABLE hoprag.passages ADD COLUMN path text NOT NULL DEFAULT '', ADD COLUMN metadata json;
+UPDATE hoprag.files SET digest = '';
+DELETE FROM hoprag.derived;
+UPDATE hoprag.meta SET value = '2' WHERE key = 'schema';
+"""
 #: The role every passage read runs as; the store's owner creates it (``CREATEROLE``) and joins it.
 READER = "hoprag_reader"
 #: The notification channel a commit announces its generation on.
@@ -35,7 +45,8 @@ CHANNEL = "hoprag_generation"
 CONNECT_SECONDS = 5
 T = TypeVar("T")
 
-_COLUMNS = "id, file, document, position, section, title, text, groups, trusted, source, updated, triples, facts"
+_COLUMNS = ("id, file, document, position, section, title, text, groups, trusted, source, updated, triples, facts, "
+            "path, metadata")
 
 
 def _schema(owner: str) -> str:
@@ -49,7 +60,8 @@ CREATE TABLE hoprag.passages (
     file text COLLATE "C" NOT NULL REFERENCES hoprag.files(path) ON DELETE CASCADE,
     document text COLLATE "C" NOT NULL, position integer NOT NULL, section text NOT NULL,
     title text NOT NULL, text text NOT NULL, groups text[] NOT NULL, trusted boolean NOT NULL,
-    source text NOT NULL, updated date, triples jsonb, facts jsonb NOT NULL);
+    source text NOT NULL, updated date, triples jsonb, facts jsonb NOT NULL,
+    path text NOT NULL DEFAULT '', metadata json);
 CREATE INDEX passages_order ON hoprag.passages (file, document, position);
 CREATE TABLE hoprag.derived (
     generation bigint NOT NULL, readers text[] NOT NULL, kind text NOT NULL, key text NOT NULL,
@@ -140,6 +152,14 @@ class PostgresStore:
         """Check the schema; with ``create``, make it (and the reader role) when it is missing."""
         exists = db.execute("SELECT to_regclass('hoprag.meta') IS NOT NULL").fetchone()[0]
         version = self._meta(db, "schema") if exists else None
+        if version == "1" and create:
+            with db.transaction():
+                db.execute(_UPGRADE_1)
+            log.warning("%s: upgraded the store from schema 1 to %s: every file is read again", self.name, SCHEMA_VERSION)
+            return
+        if version == "1":
+            raise StoreError(f"{self.name}: store schema 1 is older than this hoprag's {SCHEMA_VERSION}: run "
+                             f"`hoprag index SRC --store ...` once (as the store's owner) to upgrade it in place")
         if version:
             if version != SCHEMA_VERSION:
                 raise StoreError(f"{self.name}: store schema {version}, this hoprag reads {SCHEMA_VERSION}; "
@@ -201,7 +221,8 @@ class PostgresStore:
 
         rows = [(p.doc.id, path, p.doc.document_id, p.doc.position, p.doc.section, p.doc.title, p.doc.text,
                  sorted(p.doc.groups), p.doc.trusted, p.doc.source, p.doc.updated,
-                 Jsonb(p.doc.triples) if p.doc.triples is not None else None, Jsonb(p.facts))
+                 Jsonb(p.doc.triples) if p.doc.triples is not None else None, Jsonb(p.facts),
+                 p.doc.path, p.doc.front_matter or None)
                 for path, (_, passages) in changes.upsert.items() for p in passages]
 
         def commit(db: Any) -> int:
@@ -213,7 +234,8 @@ class PostgresStore:
                 with db.cursor() as cur:  # pipelined (COPY is refused under row-level security)
                     cur.executemany("INSERT INTO hoprag.files VALUES (%s, %s)",
                                     [(f, d) for f, (d, _) in changes.upsert.items()])
-                    cur.executemany(f"INSERT INTO hoprag.passages ({_COLUMNS}) VALUES ({', '.join(['%s'] * 13)})", rows)
+                    cur.executemany(f"INSERT INTO hoprag.passages ({_COLUMNS}) VALUES "
+                                    f"({', '.join(['%s'] * 14)}, %s::json)", rows)
                 generation = current + 1
                 db.execute("DELETE FROM hoprag.derived")  # built over an older generation: never served again
                 with db.cursor() as cur:
@@ -242,8 +264,9 @@ class PostgresStore:
                 found = db.execute("SELECT data FROM hoprag.derived WHERE generation = %s AND readers = %s AND kind = %s "
                                    "AND key = %s", (generation, sorted(who), *derived)).fetchone()
                 packed = Passages.from_bytes(bytes(found[0])) if found else None
-                rows = [] if packed else db.execute(
-                    f"SELECT {_COLUMNS} FROM hoprag.passages ORDER BY file, document, position").fetchall()
+                rows = [] if packed else db.execute(  # metadata as its text: the author's key order
+                    f"SELECT {_COLUMNS.replace('metadata', 'metadata::text')} FROM hoprag.passages "
+                    "ORDER BY file, document, position").fetchall()
             return generation, config, packed, rows
 
         generation, config, packed, rows = self._run(read)
@@ -253,14 +276,14 @@ class PostgresStore:
         docs, facts = [], {}
         group_sets: dict[tuple[str, ...], frozenset[str]] = {}  # most passages share a few group sets
         for (pid, _, document, position, section, title, text, groups, trusted, source, updated, triples,
-             fact_rows) in rows:
+             fact_rows, path, metadata) in rows:
             key = tuple(groups)
             gs = group_sets.get(key)
             if gs is None:
                 gs = group_sets[key] = frozenset(groups)
             docs.append(Doc(pid, text, gs, trusted, title, source, updated,
                             tuple(map(tuple, triples)) if triples is not None else None,
-                            "" if document == pid else document, position, section))
+                            "" if document == pid else document, position, section, path, metadata or ""))
             if fact_rows:
                 facts[pid] = tuple(map(tuple, fact_rows))
         passages = Passages.of(docs)

@@ -21,7 +21,17 @@ from ..passages import FORMAT as PASSAGES_FORMAT, Passages
 from . import PASSAGES, Changes, Config, Snapshot, StoreError
 
 log = logging.getLogger("hoprag.store")
-SCHEMA_VERSION = "1"
+#: 2: passages carry ``path`` and ``metadata`` (the document's other front-matter keys, JSON).
+SCHEMA_VERSION = "2"
+#: How ``hoprag index`` upgrades a store of schema 1 in place: the new columns, and every file's digest
+#: forgotten, so the next mirror step re-reads each file and fills them.
+_UPGRADE_1 = """
+ALTER TABLE passages ADD COLUMN path TEXT NOT NULL DEFAULT '';
+ALTER TABLE passages ADD COLUMN metadata TEXT;
+UPDATE files SET digest = '';
+DELETE FROM derived;
+UPDATE meta SET value = '2' WHERE key = 'schema';
+"""
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, digest TEXT NOT NULL);
@@ -30,17 +40,19 @@ CREATE TABLE IF NOT EXISTS passages (
     file TEXT NOT NULL REFERENCES files(path) ON DELETE CASCADE,
     document TEXT NOT NULL, position INTEGER NOT NULL, section TEXT NOT NULL,
     title TEXT NOT NULL, text TEXT NOT NULL, groups TEXT NOT NULL, trusted INTEGER NOT NULL,
-    source TEXT NOT NULL, updated TEXT, triples TEXT, facts TEXT NOT NULL);
+    source TEXT NOT NULL, updated TEXT, triples TEXT, facts TEXT NOT NULL,
+    path TEXT NOT NULL DEFAULT '', metadata TEXT);
 CREATE INDEX IF NOT EXISTS passages_file ON passages(file, document, position);
 CREATE TABLE IF NOT EXISTS derived (
     generation INTEGER NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL, data BLOB NOT NULL,
     PRIMARY KEY (generation, kind, key));
 """
-_COLUMNS = "id, file, document, position, section, title, text, groups, trusted, source, updated, triples, facts"
+_COLUMNS = ("id, file, document, position, section, title, text, groups, trusted, source, updated, triples, facts, "
+            "path, metadata")
 #: What a snapshot reads, in document order; the common values come back as NULL (no string built
 #: per row for a passage that is its own document or states no fact).
 _SNAPSHOT = ("SELECT id, NULLIF(document, id), position, section, title, text, groups, trusted, source, updated, "
-             "triples, NULLIF(facts, '[]') FROM passages ORDER BY file, document, position")
+             "triples, NULLIF(facts, '[]'), path, metadata FROM passages ORDER BY file, document, position")
 
 
 @dataclass(frozen=True)
@@ -76,6 +88,17 @@ class SqliteStore:
                     raise StoreError(f"{path}: not a hoprag store (no schema version); pass another --store path")
                 self._db.executescript(_SCHEMA)
                 self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?), ('generation', '0')", (SCHEMA_VERSION,))
+            elif version == "1" and create:
+                try:
+                    self._db.executescript(f"BEGIN IMMEDIATE;{_UPGRADE_1}COMMIT;")
+                except sqlite3.Error:
+                    if self._db.in_transaction:
+                        self._db.execute("ROLLBACK")
+                    raise
+                log.warning("%s: upgraded the store from schema 1 to %s: every file is read again", path, SCHEMA_VERSION)
+            elif version == "1":
+                raise StoreError(f"{path}: store schema 1 is older than this hoprag's {SCHEMA_VERSION}: run "
+                                 f"`hoprag index SRC --store {path}` once to upgrade it in place")
             elif version != SCHEMA_VERSION:
                 raise StoreError(f"{path}: store schema {version}, this hoprag reads {SCHEMA_VERSION}; re-index into a new store")
         except sqlite3.DatabaseError as exc:
@@ -118,7 +141,7 @@ class SqliteStore:
                  json.dumps(sorted(p.doc.groups)), int(p.doc.trusted), p.doc.source,
                  p.doc.updated.isoformat() if p.doc.updated else None,
                  json.dumps(p.doc.triples) if p.doc.triples is not None else None,
-                 json.dumps(p.facts))
+                 json.dumps(p.facts), p.doc.path, p.doc.front_matter or None)
                 for path, (_, passages) in changes.upsert.items() for p in passages]
         with self._lock:
             db = self._db
@@ -127,7 +150,7 @@ class SqliteStore:
                 gone = [*changes.delete, *changes.upsert]
                 db.executemany("DELETE FROM files WHERE path = ?", [(f,) for f in gone])  # cascades to passages
                 db.executemany("INSERT INTO files VALUES (?, ?)", [(f, d) for f, (d, _) in changes.upsert.items()])
-                db.executemany(f"INSERT INTO passages ({_COLUMNS}) VALUES ({', '.join('?' * 13)})", rows)
+                db.executemany(f"INSERT INTO passages ({_COLUMNS}) VALUES ({', '.join('?' * 15)})", rows)
                 generation = int(self._meta("generation") or 0) + 1
                 db.execute("DELETE FROM derived")  # built over an older generation: never served again
                 db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [
@@ -159,7 +182,7 @@ class SqliteStore:
         group_sets: dict[str, frozenset[str]] = {}  # most passages share a few group sets and dates:
         days: dict[str, dt.date] = {}  # share the objects
         for (pid, document, position, section, title, text, groups, trusted, source, updated, triples,
-             fact_json) in rows:
+             fact_json, path, metadata) in rows:
             gs = group_sets.get(groups)
             if gs is None:
                 gs = group_sets[groups] = frozenset(json.loads(groups))
@@ -168,7 +191,7 @@ class SqliteStore:
                 day = days[updated] = dt.date.fromisoformat(updated)
             docs.append(Doc(pid, text, gs, bool(trusted), title, source, day,
                             tuple(map(tuple, json.loads(triples))) if triples else None,
-                            document or "", position, section))
+                            document or "", position, section, path, metadata or ""))
             if fact_json is not None:
                 stated.append((pid, fact_json))
         # One JSON parse for every passage's facts, not one per passage.
