@@ -79,6 +79,7 @@ class Assessment:
     coverage: float
     highlights: tuple[Highlight, ...]
     matched: tuple[str, ...] = ()  # the question's words the passage contains, in question order
+    focus: float = 0.0  # how much of the question the highlights alone cover
 
 
 class Question:
@@ -150,34 +151,45 @@ def _units(text: str) -> list[tuple[int, int, bool]]:
 
 
 def assess(question: Question, text: str, context: str = "") -> Assessment:
-    """Coverage of ``question`` by a passage (its ``text`` plus ``context``: title and heading path)
-    and its highlights: the best-covering sentence, up to two more that each add :data:`MIN_GAIN`
-    (in text order), and for a "how" question the first code block after the best sentence."""
+    """Coverage of ``question`` by a passage (its ``text`` plus ``context``: title and heading path),
+    its highlights, and how much of the question the highlights alone cover.
+
+    The highlights are the best-covering unit -- a sentence, or a code block (documentation answers
+    "how" in code, comments and identifiers included), then with the sentence that introduces it --
+    and up to two more sentences that each add :data:`MIN_GAIN` of the question, in text order. A
+    sentence that introduces what follows (ending in ":"), or any best sentence of a "how" question,
+    brings the code block that follows it."""
     found = stems(f"{context}\n{text}")
     coverage = question.covered(found)
     matched = tuple(word for key, word in question.words.items() if key in found)
     units = _units(text)
-    scored = [(question.covered(stems(text[a:b])), i) for i, (a, b, code) in enumerate(units) if not code]
-    best = max(scored, key=lambda s: (s[0], -s[1]), default=(0.0, -1))
-    if best[0] <= 0:
+    own = [stems(text[a:b]) for a, b, _ in units]
+    scored = [(question.covered(own[i]), not code, -i) for i, (_, _, code) in enumerate(units)]
+    if not scored or max(scored)[0] <= 0:
         return Assessment(round(coverage, 3), (), matched)
-    chosen, seen = [best[1]], stems(text[units[best[1]][0]:units[best[1]][1]])
-    while len(chosen) < MAX_SENTENCES:
-        gains = [(question.covered(seen | stems(text[units[i][0]:units[i][1]])) - question.covered(seen), i)
-                 for _, i in scored if i not in chosen]
-        gain, i = max(gains, key=lambda g: (g[0], -abs(g[1] - best[1])), default=(0.0, -1))
-        if gain < MIN_GAIN:
-            break
-        chosen.append(i)
-        seen |= stems(text[units[i][0]:units[i][1]])
-    if question.how:
-        code = next((i for i, (a, b, is_code) in enumerate(units) if is_code and i > best[1]), None)
-        if code is not None:
-            chosen.append(code)
+    best = -max(scored)[2]
+    chosen = [best]
+    if units[best][2]:  # a code block answers: with the sentence just before it, its introduction
+        if best > 0 and not units[best - 1][2]:
+            chosen.append(best - 1)
+    else:
+        seen = set(own[best])
+        while len(chosen) < MAX_SENTENCES:
+            gains = [(question.covered(seen | own[i]) - question.covered(seen), -abs(i - best), i)
+                     for i, (_, _, code) in enumerate(units) if not code and i not in chosen]
+            if not gains or max(gains)[0] < MIN_GAIN:
+                break
+            i = max(gains)[2]
+            chosen.append(i)
+            seen |= own[i]
+        after = best + 1 if best + 1 < len(units) else None
+        if after is not None and units[after][2] and (question.how or text[units[best][0]:units[best][1]].endswith(":")):
+            chosen.append(after)
     spans = []
     for i in sorted(chosen):
         a, b, is_code = units[i]
         if is_code and b - a > MAX_CODE_CHARS:
             b = a + text[a:a + MAX_CODE_CHARS].rfind("\n")
         spans.append(Highlight(text[a:b], a, b))
-    return Assessment(round(coverage, 3), tuple(spans), matched)
+    focus = question.covered(set().union(*(own[i] for i in chosen)))
+    return Assessment(round(coverage, 3), tuple(spans), matched, round(focus, 3))

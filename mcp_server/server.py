@@ -111,6 +111,8 @@ class SearchResult(BaseModel):
                                                     "code block after the best one), with their spans in the "
                                                     "passage's whole text (text is cut, these are not). None for an "
                                                     "untrusted result.")
+    answers: float = Field(default=0.0, description="How much of the query the highlights alone cover (0..1): with "
+                                                    "coverage, how well this passage answers it. 0 for an untrusted result.")
     matched: list[str] = Field(default_factory=list, description="The query's content words this passage contains "
                                                                   "(by word stem; [] for an untrusted result).")
     entities: list[Mention] = Field(
@@ -261,7 +263,7 @@ def search_results(engine: Engine, groups: frozenset[str], query: str, k: int) -
             trusted=trusted, updated=_date(h.doc), facts=_facts(engine, h.doc), document=h.doc.document_id,
             section=h.doc.section, coverage=found.coverage if found else 0.0,
             highlights=[Highlight(text=x.text, start=x.start, end=x.end) for x in found.highlights] if found else [],
-            matched=list(found.matched) if found else [],
+            matched=list(found.matched) if found else [], answers=found.focus if found else 0.0,
             claims=_claims(engine, h.doc, groups), entities=_mentions(engine, view, h.doc)))
     return SearchResults(results=results,
                          weights={t: round(view.idf[t], 4) for t in dict.fromkeys(content(query)) if t in view.idf})

@@ -174,9 +174,12 @@ def test_bad_input_is_one_line_per_file_and_nothing_else_is_lost(tree: Path, tmp
     (tree / "photo.md").write_bytes(PNG)  # a PNG renamed .md
     (tree / "typo.md").write_text("---\ngroup: [finance]\n---\nFinance only.\n")
     (tree / "unclosed.md").write_text("---\ntitle: Unclosed\n\nNo closing line.\n")
-    (tree / "badyaml.md").write_text("---\ntitle: ok\ntags: [unclosed\n---\nText.\n")
-    (tree / "locked.md").write_text("Locked away.\n")
+    (tree / "badgroups.md").write_text("---\ngroups: [finance\n---\nFinance only.\n")  # never guessed: refused
     # indexed, with a note or as they are:
+    (tree / "badyaml.md").write_text("---\ntitle: Ok: a colon\ntags: [unclosed\n---\nText.\n")  # no guarded key
+    (tree / "listtitle.md").write_text("---\ntitle: [Provider Name]\n---\n# Provider\n\nBody text.\n")
+    (tree / "blank.md").write_text("")  # nothing to index: skipped
+    (tree / "locked.md").write_text("Locked away.\n")
     (tree / "latin1.txt").write_bytes("Caf\xe9 Tulum runs in region us-west-9.".encode("cp1252"))
     (tree / "mostly.md").write_bytes("Crème brûlée runs in region ".encode() + b"\xff eu-south-4.")  # one stray byte
     (tree / "extra.md").write_text("---\ngroups: [engineering]\ncolour: red\n---\nHello.\n")
@@ -195,7 +198,7 @@ def test_bad_input_is_one_line_per_file_and_nothing_else_is_lost(tree: Path, tmp
     expect = {"garbage.pdf": "not a readable PDF", "huge.txt": "over the 20 MB limit", "loop_a": "symlink loop",
               "loop_b": "symlink loop", "up": "symlink loop", "outside.txt": "points outside the source folder",
               "photo.md": "binary file (it holds NUL bytes)", "typo.md": "field 'group': looks like a misspelling of 'groups'",
-              "unclosed.md": "no closing '---' line", "badyaml.md": "invalid YAML at line 4, column 1",
+              "unclosed.md": "no closing '---' line", "badgroups.md": "invalid YAML at line 3, column 1",
               "locked.md": "unreadable: Permission denied"}
     assert len(failed) == len(expect), failed
     for name, message in expect.items():
@@ -205,16 +208,26 @@ def test_bad_input_is_one_line_per_file_and_nothing_else_is_lost(tree: Path, tmp
     assert any("/mostly.md: " in n and "1 byte is not valid UTF-8 (first at byte 31)" in n for n in notes), notes
     assert any("photo.png" in line and "unsupported type .png" in line for line in result.stderr.splitlines())
     assert "Traceback" not in result.output + result.stderr
-    assert "22 files (10 new, 0 changed, 0 unchanged, 0 deleted, 1 skipped, 11 failed)" in result.stdout, result.stdout
+    assert any("/badyaml.md: " in n and "invalid YAML at line 2, column 10: " in n and "indexed without its front "
+               "matter (its title line kept)" in n for n in notes), notes
+    assert any("/listtitle.md: " in n and "field 'title': not text (list)" in n for n in notes), notes
+    assert any("blank.md" in line and "an empty page" in line for line in result.stderr.splitlines())
+    assert "25 files (12 new, 0 changed, 0 unchanged, 0 deleted, 2 skipped, 11 failed)" in result.stdout, result.stdout
     (counts,) = [line for line in result.stdout.splitlines() if line.startswith("failed: ")]
     assert counts.startswith("failed: 3 files in a symlink loop, 2 files with broken front matter, 1 file ")
     assert all(f"1 file {reason}" in counts for reason in (
         "linking outside the folder", "not readable as PDF", "over the 20 MB limit", "unreadable", "binary (NUL bytes)",
         "with a misspelt hoprag key"))
-    assert "skipped: 1 file of unsupported type .png" in result.stdout
-    assert "noted: 1 file read as Windows-1252, 1 file with bytes not valid UTF-8" in result.stdout
+    (skipped,) = [line for line in result.stdout.splitlines() if line.startswith("skipped: ")]
+    assert "1 file of unsupported type .png" in skipped and "1 file with nothing to index" in skipped
+    (noted,) = [line for line in result.stdout.splitlines() if line.startswith("noted: ")]
+    assert all(f"1 file {reason}" in noted for reason in (
+        "read as Windows-1252", "with bytes not valid UTF-8", "indexed without their broken front matter",
+        "with a title that is not text"))
     docs = {d.document_id: d for d in engine_of(tmp_path / "s.db").docs}
-    assert len(docs) == 10 and "outside secret" not in {d.text for d in docs.values()}  # every good file is in
+    assert len(docs) == 12 and "outside secret" not in {d.text for d in docs.values()}  # every good file is in
+    assert (docs["badyaml.md"].title, docs["badyaml.md"].text) == ("Ok: a colon", "Text.")
+    assert docs["listtitle.md"].title == "Provider"
     assert docs["latin1.txt"].text == "Café Tulum runs in region us-west-9."
     assert docs["mostly.md"].text == "Crème brûlée runs in region \ufffd eu-south-4."
     assert json.loads(docs["extra.md"].front_matter) == {"colour": "red"}

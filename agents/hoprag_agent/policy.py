@@ -156,8 +156,9 @@ def record(ledger: Ledger, tool: str, args: dict[str, Any], result: dict[str, An
     if (result or {}).get("weights"):
         ledger["weights"] = {**(result or {})["weights"], **ledger.get("weights", {})}
     ledger["dropped"] += [d for d in dropped if d not in ledger["dropped"]]
-    hits = [{"id": r["id"], "coverage": float(r.get("coverage") or 0.0), "matched": r.get("matched") or [],
-             "highlights": r.get("highlights") or []} for r in results if r.get("trusted")]
+    hits = [{"id": r["id"], "coverage": float(r.get("coverage") or 0.0), "answers": float(r.get("answers") or 0.0),
+             "matched": r.get("matched") or [], "highlights": r.get("highlights") or []}
+            for r in results if r.get("trusted")]
     ledger["searches"].append({"query": args.get("query", ""), "k": args.get("k"), "results": ids, "dropped": dropped,
                                "hits": hits})
     ledger["queried"].append(args.get("query", ""))
@@ -354,7 +355,13 @@ def _answering(ledger: Ledger, search: dict[str, Any]) -> list[dict[str, Any]]:
         clean = [h for h in hit.get("highlights", []) if not directives(h["text"])]
         if clean:
             out.append({**hit, "highlights": clean, "rank": rank})
-    return sorted(out, key=lambda h: (-h["coverage"], h["rank"]))
+    return sorted(out, key=lambda h: (-fit(h), h["rank"]))
+
+
+def fit(hit: dict[str, Any]) -> float:
+    """How well a hit answers: what the passage covers and what its highlights alone cover, alike --
+    a passage on the topic whose best sentences do not answer is not the answer."""
+    return (hit["coverage"] + hit.get("answers", 0.0)) / 2
 
 
 def _union(ledger: Ledger, hits: list[dict[str, Any]]) -> float:
@@ -389,10 +396,11 @@ def _quote(highlights: list[dict[str, Any]]) -> str:
     return " ".join(parts).replace(" \n", "\n").replace("\n ", "\n").strip()
 
 
-def _chain(ledger: Ledger, walker: BridgeWalker, least: float) -> list[dict[str, Any]] | None:
+def _chain(ledger: Ledger, walker: BridgeWalker, least: float) -> tuple[list[dict[str, Any]], float] | None:
     """The deepest hop whose chain of passages -- from a first-search passage, each naming the bridge
-    the next was searched by, each next one stating it -- covers :data:`COVERS` of the question together,
-    the last adding words the others lack; as citations from the question on (``None``: no such hop)."""
+    the next was searched by, each next one stating it -- covers ``least`` of the question together,
+    the last adding :data:`MIN_GAIN` of it; as citations from the question on, with what the chain
+    covers (``None``: no such hop)."""
     searches, hops = ledger["searches"][_opening(ledger):], walker.walk.hops
     question = _question(ledger)
     for at in range(len(hops) - 1, 0, -1):
@@ -412,12 +420,12 @@ def _chain(ledger: Ledger, walker: BridgeWalker, least: float) -> list[dict[str,
         passages = [first["id"], *(found["id"] for _, found in reversed(links))]
         seen = [stems(_context(ledger, i)) for i in passages]
         together = question.covered(set().union(*seen))
-        if together < least or question.covered(set().union(*seen[:-1])) >= together:
-            continue
+        if together < least or together - question.covered(set().union(*seen[:-1])) < MIN_GAIN:
+            continue  # the chain does not cover enough, or its last passage adds nothing to it
         chain = [_cite(ledger, {**first, "highlights": _answering_of(first)}, hop=0)]
         for node, found in reversed(links):
             chain.append(_cite(ledger, found, node.entity, node.source, hops.index(node)))
-        return chain
+        return chain, together
     return None
 
 
@@ -467,29 +475,29 @@ def grade_open(ledger: Ledger) -> dict[str, Any]:
     retrieved = walker.walk.ranked
     ranked = _answering(ledger, searches[0])
     best = ranked[0] if ranked else None
-    if best is not None and best["coverage"] >= COVERS:
+    if best is not None and fit(best) >= COVERS:
         return _answered(ledger, _joined(ledger, best, ranked), retrieved)
     chain = _chain(ledger, walker, COVERS)
     if chain is not None:
-        return _answered(ledger, chain, retrieved, multi=True)
+        return _answered(ledger, chain[0], retrieved, multi=True)
     if hop is not None and hop.entity is not None:
         return {"status": "gap", "mode": "open", "entity": hop.entity, "rest": hop.rest, "from": hop.source,
                 "query": hop.query, "k": OPEN_K,
                 "reason": f"{hop.source} names {hop.entity}; still unexplained: {hop.rest}"}
-    chain = _chain(ledger, walker, ANSWERS)
-    if chain is not None:
-        return _answered(ledger, chain, retrieved, multi=True)
-    if best is not None and best["coverage"] >= ANSWERS:
+    chain, single = _chain(ledger, walker, ANSWERS), fit(best) if best is not None else 0.0
+    if chain is not None and chain[1] > single:
+        return _answered(ledger, chain[0], retrieved, multi=True)
+    if best is not None and single >= ANSWERS:
         return _answered(ledger, _joined(ledger, best, ranked), retrieved)
     return {"status": "exhausted", "mode": "open", "reason": ABSTAIN_UNREADABLE if ranked or ledger["evidence"]
-            else ABSTAIN_NO_MATCH, "coverage": best["coverage"] if best else 0.0, "see_also": _see_also(ledger),
+            else ABSTAIN_NO_MATCH, "coverage": fit(best) if best else 0.0, "see_also": _see_also(ledger),
             "retrieved": retrieved}
 
 
 def _joined(ledger: Ledger, best: dict[str, Any], ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The best passage's citation, and a second hit's when it covers :data:`MIN_GAIN` more of the question."""
     cited = [_cite(ledger, best)]
-    if best["coverage"] < COVERS:
+    if fit(best) < COVERS:
         others = [h for h in ranked[1:] if h["id"] != best["id"]]
         gain, other = max(((_union(ledger, [best, h]) - best["coverage"], h) for h in others),
                           key=lambda g: g[0], default=(0.0, None))

@@ -214,8 +214,9 @@ def _read(found_path: Path, rel: str, data: bytes, rules: list[meta.Rule], group
             return [], problems, [], 0, []
         data = decoded
     records, problems = READERS[suffix](found_path, data)
+    notes += [note for r in records for note in r.notes]
     if any(r.empty for r in records):
-        return [], problems, notes, 0, [Problem(r.where, "text", r.empty, reason="with nothing of its own to index")
+        return [], problems, notes, 0, [Problem(r.where, "text", r.empty, reason="with nothing to index")
                                         for r in records if r.empty]
     passages: list[Passage] = []
     fixed = meta.defaults(rel, rules, groups)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import io
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, Callable
@@ -33,7 +33,8 @@ class Record:
     body: str
     title: str
     headings: bool = True  # whether '#' lines in ``body`` are section headings
-    empty: str = ""  # why a file with markup renders no text (it is skipped, not failed)
+    empty: str = ""  # why a file renders no text (it is skipped, not failed)
+    notes: list[Problem] = field(default_factory=list)  # what was set aside to index it (one line each)
 
 
 def _utf8(data: bytes, where: str) -> tuple[str | None, list[Problem]]:
@@ -72,18 +73,49 @@ def _markdown(path: Path, data: bytes, mdx: bool) -> tuple[list[Record], list[Pr
     if text is None:
         return [], problems
     meta: dict[str, Any] = {}
+    notes: list[Problem] = []
     if text.startswith("---"):
-        parsed, text, problems = _front_matter(text, str(path))
+        parsed, body, problems = _front_matter(text, str(path))
         if parsed is None:
-            return [], problems
-        meta = parsed
-    return _reduced(path, meta, text, markdown_text(text, mdx))
+            parsed, body, notes = _set_aside(text, str(path), problems)
+            if parsed is None:
+                return [], problems
+        meta, text = parsed, body
+        if "title" in meta and meta["title"] is not None and not isinstance(meta["title"], str):
+            notes.append(Problem(str(path), "title", f"not text ({type(meta.pop('title')).__name__}): the page's "
+                                 "first heading is its title; quote the title in the front matter",
+                                 reason="with a title that is not text"))
+    records, problems = _reduced(path, meta, text, markdown_text(text, mdx))
+    records[0].notes += notes
+    return records, problems
+
+
+#: Front-matter keys that decide who reads a document or whether it is evidence: a page whose front
+#: matter cannot be read is indexed without it only if it does not set one of them.
+_GUARDED = re.compile(r"^\s*[\"']?(groups|trusted|source|id|updated)[\"']?\s*:", re.M)
+_TITLE_LINE = re.compile(r"^title:[ \t]*(.+?)[ \t]*$", re.M)
+
+
+def _set_aside(raw: str, where: str, problems: list[Problem]) -> tuple[dict[str, Any] | None, str, list[Problem]]:
+    """A page whose front matter is not valid YAML (MkDocs sites have titles with a bare ``: ``): its
+    text, indexed without the front matter (its ``title:`` line kept), and a note naming the file --
+    unless the block sets who may read it or whether it is evidence, which is never guessed."""
+    parts = re.split(r"^---[ \t]*\r?$", raw, maxsplit=2, flags=re.M)
+    if len(parts) < 3 or _GUARDED.search(parts[1]):
+        return None, "", []
+    title = _TITLE_LINE.search(parts[1])
+    meta = {"title": title.group(1).strip("'\"")} if title else {}
+    note = Problem(where, "front matter", f"{problems[0].message.split('; fix')[0]}: indexed without its front matter"
+                   + (" (its title line kept)" if title else "") + "; fix the YAML between the '---' lines to keep it",
+                   reason="indexed without their broken front matter")
+    return meta, parts[2].strip(), [note]
 
 
 def _reduced(path: Path, meta: dict[str, Any], raw: str, text: str) -> tuple[list[Record], list[Problem]]:
     """The record of a file whose markup reduced to ``text``; one that reduced to nothing says why."""
-    empty = "" if text.strip() or not raw.strip() else \
-        "no text of its own once its markup is reduced (only includes, imports, components or comments)"
+    empty = "" if text.strip() else ("an empty page (no text)" if not raw.strip() else
+                                     "no text of its own once its markup is reduced (only includes, imports, "
+                                     "components or comments)")
     return [Record(str(path), meta, text, first_heading(text), empty=empty)], []
 
 
