@@ -24,7 +24,7 @@ from typing import Mapping
 
 import Stemmer
 
-from .tokens import content
+from .tokens import content, identifiers
 
 #: At most this many sentences make a highlight (the answer a person reads is short).
 MAX_SENTENCES = 3
@@ -60,7 +60,7 @@ def stem(token: str) -> str:
 
 def stems(text: str) -> set[str]:
     """The stems of a text's content words."""
-    return {stem(t) for t in content(text)}
+    return {stem(t) for t in content(identifiers(text))}
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ class Question:
         self.text = text
         self.weights: dict[str, float] = {}
         self.words: dict[str, str] = {}  # stem -> the question's first word with it
-        for token in content(text):
+        for token in content(identifiers(text)):
             if token in ASKING:
                 continue
             key = stem(token)

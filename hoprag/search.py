@@ -33,7 +33,7 @@ from .corpus import SECTION_SEPARATOR, Doc
 from .entities import EntityIndex, EntityView
 from .lexicon import Lexicon
 from .passages import Passages
-from .tokens import fold, tokenize
+from .tokens import fold, identifiers, tokenize
 
 RANKERS = ("overlap", "bm25", "bm25-titles")
 TITLE_WEIGHT = 0.5
@@ -41,7 +41,7 @@ TITLE_WEIGHT = 0.5
 TITLE_POOL = 50
 #: The layout :meth:`_BM25.to_bytes` writes and what :func:`analysed` indexes, part of the kind a view
 #: persists under: an older one is a cache miss.
-VIEW_FORMAT = "4"
+VIEW_FORMAT = "5"
 
 
 @dataclass(frozen=True)
@@ -159,7 +159,7 @@ class View:
         """Top-``k`` documents of this view with a positive score, best first, ties by id."""
         if k <= 0 or not self.docs:
             return []
-        scores = self.scorer.scores(tokenize(query if isinstance(self.scorer, _Overlap) else fold(query)))
+        scores = self.scorer.scores(tokenize(query if isinstance(self.scorer, _Overlap) else fold(identifiers(query))))
         if self.titled:
             pool = self._top(scores, max(k, TITLE_POOL))
             boosted = np.zeros_like(scores)
@@ -183,7 +183,7 @@ def analysed(doc: Doc) -> str:
     if section and doc.title and section.startswith(doc.title + SECTION_SEPARATOR):
         section = section[len(doc.title) + len(SECTION_SEPARATOR):]
     fields = [f for f in (doc.title, section if section != doc.title else "", doc.text) if f]
-    return fold("\n".join(fields))
+    return fold(identifiers("\n".join(fields)))
 
 
 def _counts(token_lists: Iterable[list[str]], n: int) -> tuple[dict[str, int], sparse.csr_matrix]:

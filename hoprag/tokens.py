@@ -41,6 +41,18 @@ def fold(text: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
+#: An identifier written in CamelCase ("SandboxedEnvironment", "HTTPServer", "OpenAI"), and its parts.
+_CAMEL = re.compile(r"\b(?=\w*[a-z0-9][A-Z]|[A-Z]{2,}[a-z])[A-Za-z0-9]{3,}\b")
+_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+def identifiers(text: str) -> str:
+    """``text`` with each CamelCase identifier followed by its words ("SandboxedEnvironment Sandboxed
+    Environment"): documentation names things in code, and people ask about them in words. The BM25
+    rankers and :mod:`.assess` read text through this; the chapter's overlap ranker does not."""
+    return _CAMEL.sub(lambda m: f"{m.group()} {' '.join(_PARTS.findall(m.group()))}", text)
+
+
 def content(text: str) -> list[str]:
     """Folded tokens of ``text`` that are not function words, in order."""
     return [t for t in tokenize(fold(text)) if t not in STOP]

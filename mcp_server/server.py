@@ -32,7 +32,7 @@ from hoprag.corpus import Doc
 from hoprag.engine import Engine
 from hoprag.graph import relation_counts, local_search
 from hoprag.search import View
-from hoprag.tokens import content
+from hoprag.tokens import content, identifiers
 
 log = logging.getLogger("hoprag.server")
 
@@ -266,7 +266,8 @@ def search_results(engine: Engine, groups: frozenset[str], query: str, k: int) -
             matched=list(found.matched) if found else [], answers=found.focus if found else 0.0,
             claims=_claims(engine, h.doc, groups), entities=_mentions(engine, view, h.doc)))
     return SearchResults(results=results,
-                         weights={t: round(view.idf[t], 4) for t in dict.fromkeys(content(query)) if t in view.idf})
+                         weights={t: round(view.idf[t], 4) for t in dict.fromkeys(content(identifiers(query)))
+                                  if t in view.idf})
 
 
 def _date(doc: Doc) -> str | None:

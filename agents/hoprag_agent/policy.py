@@ -30,9 +30,9 @@ OPEN_K = 10
 MAX_QUERY_CHARS = 1000
 #: Open mode: the first search's best passage answers alone once it covers this share of the question
 #: (its IDF-weighted content words, ``search``'s ``coverage``) ...
-COVERS = 0.75
+COVERS = 0.7
 #: ... and when no hop helps, a passage covering less than this does not answer: the agent abstains.
-ANSWERS = 0.5
+ANSWERS = 0.45
 #: A second passage joins the answer when it covers this much more of the question than the first.
 MIN_GAIN = 0.15
 #: An abstention lists this many closest pages ("see also").
