@@ -165,6 +165,7 @@ _PROMPT_TAG = re.compile(r"<(/?)\s*(system|instructions?|user|assistant|document
 
 
 def _unbalanced_tags(prose: str) -> Iterator[tuple[str, int, int]]:
+    """Every prompt tag of a name whose tags do not pair up (or that opens with a closing tag)."""
     tags = list(_PROMPT_TAG.finditer(prose))
     for name in {m.group(2).lower() for m in tags}:
         same = [m for m in tags if m.group(2).lower() == name]
@@ -176,14 +177,15 @@ def _unbalanced_tags(prose: str) -> Iterator[tuple[str, int, int]]:
 
 #: A query value the model is meant to fill in: ``USER_QUESTION``, ``CONVERSATION`` (not hex ``FFFFFF``).
 _PLACEHOLDER = re.compile(r"(?![A-F0-9_]+$)(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z]{5,})")
-_DATA_PARAM = re.compile(r"[?&#](?:data|secret|secrets|payload|leak|exfil|conversation|history|answer|prompt|context|chat|"
+_DATA_PARAM = re.compile(r"[?&](?:data|secret|secrets|payload|leak|exfil|conversation|history|answer|prompt|context|chat|"
                          r"summary|reply|password|passwd|cookie|cookies|creds|credentials|transcript)=", re.I)
 _URL_ATTR = re.compile(r"\b(?:src|href|action|data|poster|srcset|formaction)\s*=\s*[\"']?([^\"'\s>]{1,1000})", re.I)
 _HIDDEN = re.compile(r"\b(?:width|height)\s*=\s*[\"']?0*[01](?:px)?[\"'\s/>]|display\s*:\s*none|visibility\s*:\s*hidden", re.I)
-_SCRIPT_URL = re.compile(r"^\s*(?:javascript|vbscript|data\s*:\s*text/html)\s*:?", re.I)
+_SCRIPT_URL = re.compile(r"^\s*(?:javascript|vbscript)\s*:|^\s*data\s*:\s*text/html", re.I)
 #: Handlers that run without a click (``<img src=x onerror=...>``); ``onclick`` is ordinary UI.
 _HANDLER = re.compile(r"<[a-z][\w-]*\b[^<>]{0,500}?\son(error|load|mouseover|focus|animationstart|toggle|pageshow|"
                       r"beforeprint|afterprint)\s*=", re.I)
+_ANY_TAG = re.compile(r"<[a-z][\w-]*\b(?:[^<>\"']|\"[^\"]*\"|'[^']*'){0,1000}>", re.I)
 _CODE_EXFIL = re.compile(
     r"\b(?:post|put|patch|request|send|sendall|sendbeacon|urlopen|fetch|upload)\s*\((?:[^()]|\([^()]{0,200}\)){0,300}?"
     r"(?:\bopen\s*\([^()]{0,200}\)\s*\.\s*read|\bos\.environ|\bgetenv\s*\(|\bdocument\.cookie|\blocalstorage|\bprocess\.env)",
@@ -209,7 +211,7 @@ def _markup_spans(text: str) -> Iterator[tuple[str, int, int]]:
     for m in _AUTOLINK.finditer(text):
         if _leaky(m.group(0)[1:-1]):
             yield "leaky link", m.start(), m.end()
-    for m in re.finditer(r"<[a-z][\w-]*\b(?:[^<>\"']|\"[^\"]*\"|'[^']*'){0,1000}>", text, re.I):
+    for m in _ANY_TAG.finditer(text):
         tag = m.group(0)
         urls = _URL_ATTR.findall(tag)
         remote = [u for u in urls if re.match(r"(?:https?:)?//", u, re.I)]
@@ -304,7 +306,8 @@ _PROSE_RULES = [(name, re.compile(p, re.I | re.M)) for name, p in (
     # role-play and persona switches
     ("persona", rf"\byou are (now|no longer) (an? |the |my )?((?!to\b)\w+[ ,]+){{0,2}}?"
                 rf"({_AI}|persona|character|dan|unrestricted|unfiltered|uncensored|jailbroken)\b"
-                r"|\bfrom now on,? you\b|\bstay in character\b|\blet'?s play a game\b|\bdo anything now\b"),
+                r"|\bfrom now on,? you (are|must|only|always|never|act|answer|respond|reply|ignore|obey|pretend|will (always|only|never|"
+                r"answer|respond|reply|act|ignore|obey))\b|\bstay in character\b|\blet'?s play a game\b|\bdo anything now\b"),
     ("persona", rf"\bpretend (to be|you are|you're|that you are) (an? |the )?(\w+ ){{0,2}}"
                 rf"({_AI}|administrator|admin|root|developer|system|hacker|attacker|auditor)\b"
                 r"|\brole-?\s?play (as|the role)\b"
@@ -328,7 +331,7 @@ _PROSE_RULES = [(name, re.compile(p, re.I | re.M)) for name, p in (
     ("fake format", r"</?\s*(tool_calls?|tool_results?|tool_use|function_calls?|function_results?|search_results?)\s*>"),
     ("fake format", r'"(tool_calls?|tool_name|tool_use|tool_result|function_call|functioncall|structuredcontent|iserror)"\s*:'
                     r"|\[\s*(tool_results?|tool_calls?|tool_use|function_calls?|function_results?|search_results?|observation)\b"),
-    ("fake format", r"(^|[=\-#*_<\[]{2,})\s*(end|begin|beginning|start) of (the )?(document|context|retrieved (text|data|content)|"
+    ("fake format", r"(^|(?<![=\-#*_<\[])[=\-#*_<\[]{2,})\s*(end|begin|beginning|start) of (the )?(document|context|retrieved (text|data|content)|"
                     r"data|input|user input|system prompt|instructions)\s*([=\-#*_>\]]{2,}|$)"),
     ("fake format", r"\btrusted\"?\s*[:=]\s*(true|yes|1)\b"
                     r"|\btreat (this|it|the following)( \w+)? as (trusted|evidence|verified|authoritative)\b"),
@@ -410,7 +413,6 @@ _SQUASHED_RULES = [(name, re.compile(p)) for name, p in (
     ("persona", r"youarenow|fromnowonyou|newinstructions|systemprompt|developermode|jailbr[eo]a?k|doanythingnow"),
     ("exfiltration", r"exfiltrat|(email|send|forward|upload|leak|post)\w{0,60}?to\w{0,30}@"),
 )]
-_SPACED_TOKEN = re.compile(r"[^\W_]+")
 
 
 def _spaced_out(view: str, start: int, end: int) -> bool:
