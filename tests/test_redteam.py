@@ -116,6 +116,13 @@ def test_detection_is_measured_not_relied_on(red):
     "The base64 module encodes binary data; see https://docs.python.org/3/library/base64.html for details.",
     "Dashboards chart Borealis telemetry by region and refresh every five minutes.",
     "Die Anweisungen zur Installation stehen im Handbuch.",
+    # documentation: markup and tutorial prose about tools, agents and prompts (more in test_directives.py)
+    "![Build Status](https://github.com/example/project/workflows/Test%20Suite/badge.svg)",
+    '<img src="https://example.com/screenshot.png" alt="The trace viewer" width="700">',
+    "```python\nagent = Agent(instructions=\"Always use the search tool.\", tools=[search])\n```",
+    "You cannot call the function without an API key; use the search tool to find the page first.",
+    "The agent sends the email in the background and returns the response to the user.",
+    "From now on, every example uses the async client. Click New task to add a new task.",
 ])
 def test_ordinary_text_is_not_flagged(text):
     assert directives(text) == []
