@@ -28,8 +28,10 @@ from .tokens import content, identifiers
 
 #: At most this many sentences make a highlight (the answer a person reads is short).
 MAX_SENTENCES = 3
-#: A further sentence joins the best one only if it covers this much more of the question.
+#: A further sentence joins the best one only if it covers this much more of the question, and is at
+#: most this many sentences away from it (an answer reads as one passage, not a collage).
 MIN_GAIN = 0.12
+NEAR = 2
 #: A code block is quoted with a "how" question only up to this size (longer: its first lines).
 MAX_CODE_CHARS = 1200
 _FENCE = re.compile(r"^[ \t]*(```+|~~~+)[^\n]*\n.*?^[ \t]*\1[ \t]*$", re.M | re.S)
@@ -156,7 +158,7 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
 
     The highlights are the best-covering unit -- a sentence, or a code block (documentation answers
     "how" in code, comments and identifiers included), then with the sentence that introduces it --
-    and up to two more sentences that each add :data:`MIN_GAIN` of the question, in text order. A
+    and up to two more sentences near it that each add :data:`MIN_GAIN` of the question, in text order. A
     sentence that introduces what follows (ending in ":"), or any best sentence of a "how" question,
     brings the code block that follows it."""
     found = stems(f"{context}\n{text}")
@@ -176,7 +178,7 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
         seen = set(own[best])
         while len(chosen) < MAX_SENTENCES:
             gains = [(question.covered(seen | own[i]) - question.covered(seen), -abs(i - best), i)
-                     for i, (_, _, code) in enumerate(units) if not code and i not in chosen]
+                     for i, (_, _, code) in enumerate(units) if not code and i not in chosen and abs(i - best) <= NEAR]
             if not gains or max(gains)[0] < MIN_GAIN:
                 break
             i = max(gains)[2]

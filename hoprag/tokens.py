@@ -41,16 +41,23 @@ def fold(text: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
-#: An identifier written in CamelCase ("SandboxedEnvironment", "HTTPServer", "OpenAI"), and its parts.
-_CAMEL = re.compile(r"\b(?=\w*[a-z0-9][A-Z]|[A-Z]{2,}[a-z])[A-Za-z0-9]{3,}\b")
+#: An identifier written in CamelCase ("SandboxedEnvironment", "HTTPServer", "OpenAI") or joined by
+#: hyphens ("X-Line-Length", "git-blame-ignore-revs"), and its parts.
+_CAMEL = re.compile(r"\b(?=\w*[a-z0-9][A-Z]|[A-Z]{2,}[a-z])[A-Za-z0-9]{3,}\b|\b[^\W_]+(?:-[^\W_]+)+\b")
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
+def _parts(identifier: str) -> str:
+    return " ".join(p for part in identifier.split("-")
+                    for p in (_PARTS.findall(part) if part.isascii() and part.isalnum() else [part]))
+
+
 def identifiers(text: str) -> str:
-    """``text`` with each CamelCase identifier followed by its words ("SandboxedEnvironment Sandboxed
-    Environment"): documentation names things in code, and people ask about them in words. The BM25
-    rankers and :mod:`.assess` read text through this; the chapter's overlap ranker does not."""
-    return _CAMEL.sub(lambda m: f"{m.group()} {' '.join(_PARTS.findall(m.group()))}", text)
+    """``text`` with each CamelCase or hyphenated identifier followed by its words ("SandboxedEnvironment
+    Sandboxed Environment", "X-Line-Length X Line Length"): documentation names things in code, and
+    people ask about them in words. The BM25 rankers and :mod:`.assess` read text through this; the
+    chapter's overlap ranker does not."""
+    return _CAMEL.sub(lambda m: f"{m.group()} {_parts(m.group())}", text)
 
 
 def content(text: str) -> list[str]:
