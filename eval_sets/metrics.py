@@ -24,7 +24,7 @@ from google.adk.evaluation.eval_metrics import EvalMetric
 from google.adk.evaluation.evaluator import EvalStatus, EvaluationResult, PerInvocationResult
 
 
-def answer_line(invocation: Optional[Invocation]) -> str:
+def first_line(invocation: Optional[Invocation]) -> str:
     """The first non-empty line of an invocation's final response, whitespace-normalised."""
     content = invocation.final_response if invocation else None
     text = "".join(p.text or "" for p in (content.parts or [])) if content else ""
@@ -170,7 +170,7 @@ def _per_case(score: Callable[[Optional[Invocation], Optional[Invocation]], floa
 
 def _answer_match(actual: Optional[Invocation], reference: Optional[Invocation]) -> float:
     """1.0 per invocation whose answer line equals the reference's; fails below the threshold."""
-    return 1.0 if answer_line(actual) == answer_line(reference) != "" else 0.0
+    return 1.0 if first_line(actual) == first_line(reference) != "" else 0.0
 
 
 answer_match = _per_case(_answer_match)

