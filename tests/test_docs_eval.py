@@ -5,8 +5,8 @@ The store is built as a new user builds it -- ``hoprag index`` of the folder as 
 file, no groups (single-user mode) -- and every question of ``eval_sets/docs_questions.jsonl`` is a
 case. Each metric of ``eval_sets/docs.test_config.json`` is a per-case gate on what a person reads
 (the answer, its first source, how many reads it took, whether it abstained); the floors below are
-the pass counts measured on all 48 cases less one. Two controls must fail them: a policy that
-never judges what it read sufficient, and a ranker that returns nothing useful.
+the pass counts measured on all 48 cases less one. Two controls must fail them: a server whose
+hits never say they answer, and a ranker that returns nothing useful.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from test_agent_eval import ADK
 EVALSET = "eval_sets/docs.evalset.json"
 DOCS = ROOT / "eval_sets" / "corpora" / "instructor" / "docs"
 CASES = 48
-FLOORS = {"answer_words": 0, "first_source": 0, "one_read": 0, "abstention": 0}
+FLOORS = {"answer_words": 20, "first_source": 27, "one_read": 40, "abstention": 32}
 _METRIC = re.compile(r"^Metric: (\w+), Status: (PASSED|FAILED)", re.M)
 CONTROLS = os.pathsep.join([str(ROOT / "tests" / "controls"), str(ROOT), os.environ.get("PYTHONPATH", "")])
 
@@ -60,21 +60,30 @@ def test_the_docs_eval_set_meets_its_floors(store: Path):
     assert all(passed[m] >= floor for m, floor in FLOORS.items()), passed
 
 
-def test_a_policy_that_never_judges_what_it_read_sufficient_fails_reads_and_abstention(store: Path):
-    passed = docs_eval(store, HOPRAG_CONTROL_NEVER_SUFFICES="1", PYTHONPATH=CONTROLS)
+def served(store: Path, tmp_path: Path, **control: str) -> ServerProcess:
+    """The store behind an HTTP server running a control (HTTP needs an access file: one reader of the
+    default group, as the eval's session user)."""
+    access = tmp_path / "access.yaml"
+    access.write_text("principals:\n  reader: {groups: [local]}\ntokens:\n  docs-reader-token: reader\n"
+                      "users:\n  user: reader\n", encoding="utf-8")
+    return ServerProcess("--store", str(store), "--access", str(access), env={**control, "PYTHONPATH": CONTROLS})
+
+
+def controlled_eval(store: Path, tmp_path: Path, **control: str) -> Counter:
+    server = served(store, tmp_path, **control)
+    try:
+        return docs_eval(store, HOPRAG_MCP_URL=server.url, HOPRAG_ACCESS=str(tmp_path / "access.yaml"))
+    finally:
+        server.stop()
+
+
+def test_a_server_that_gives_no_evidence_of_an_answer_fails_reads_and_abstention(store: Path, tmp_path: Path):
+    """Every hit says it covers nothing: the agent walks its whole budget and abstains on everything."""
+    passed = controlled_eval(store, tmp_path, HOPRAG_CONTROL_NO_EVIDENCE="1")
     assert passed["one_read"] < FLOORS["one_read"] and passed["abstention"] < FLOORS["abstention"], passed
 
 
 def test_a_useless_ranker_fails_answers_and_sources(store: Path, tmp_path: Path):
-    """The agent against an HTTP server whose ranker returns the same passages for every query
-    (``tests/controls/sitecustomize.py``); HTTP needs an access file: one reader of the default group."""
-    access = tmp_path / "access.yaml"
-    access.write_text("principals:\n  reader: {groups: [local]}\ntokens:\n  docs-reader-token: reader\n"
-                      "users:\n  user: reader\n", encoding="utf-8")
-    server = ServerProcess("--store", str(store), "--access", str(access), env={
-        "HOPRAG_CONTROL_USELESS_RANKER": "1", "PYTHONPATH": CONTROLS})
-    try:
-        passed = docs_eval(store, HOPRAG_MCP_URL=server.url, HOPRAG_ACCESS=str(access))
-    finally:
-        server.stop()
+    """The same passages for every query (``tests/controls/sitecustomize.py``)."""
+    passed = controlled_eval(store, tmp_path, HOPRAG_CONTROL_USELESS_RANKER="1")
     assert passed["answer_words"] < FLOORS["answer_words"] and passed["first_source"] < FLOORS["first_source"], passed

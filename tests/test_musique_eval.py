@@ -2,8 +2,9 @@
 
 Each metric of ``eval_sets/musique.test_config.json`` is a per-case gate; the floors below are the
 pass counts measured at budget 3 less one (the set was built from held-out questions, so not every
-case passes). A budget of one search must fail the hop count, a ranker that returns nothing useful
-the evidence recall and the answer in citations.
+case passes: the agent now cites only the passages its answer rests on, and abstains when no chain
+covers the question, so fewer cases cite every gold passage than when it quoted five). A budget of one search must fail the hop count, a ranker that returns nothing useful
+the evidence recall and the answer line.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from test_agent_eval import ADK
 EVALSET = "eval_sets/musique.evalset.json"
 CORPUS = ROOT / "eval_sets" / "corpora" / "musique" / "corpus.jsonl"
 CASES = 15
-FLOORS = {"evidence_recall": 12, "answer_in_citations": 4, "hop_count": 11}
+#: answer_line is pinned at its measured count: the three unreadable cases pass it by abstaining,
+#: which a useless ranker does too, so only the one readable answer tells the agent from the control.
+FLOORS = {"evidence_recall": 5, "answer_line": 4, "hop_count": 14}
 _METRIC = re.compile(r"^Metric: (\w+), Status: (PASSED|FAILED)", re.M)
 
 
@@ -61,4 +64,4 @@ def test_a_useless_ranker_fails_evidence_and_answers():
     finally:
         server.stop()
     assert passed["evidence_recall"] < FLOORS["evidence_recall"], passed
-    assert passed["answer_in_citations"] < FLOORS["answer_in_citations"], passed
+    assert passed["answer_line"] < FLOORS["answer_line"], passed

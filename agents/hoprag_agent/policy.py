@@ -378,8 +378,8 @@ def _union(ledger: Ledger, hits: list[dict[str, Any]]) -> float:
 def _cite(ledger: Ledger, hit: dict[str, Any], via: str | None = None, source: str | None = None,
           hop: int | None = None) -> dict[str, Any]:
     e = ledger["evidence"].get(hit["id"]) or {}
-    return {"doc_id": hit["id"], "section": e.get("section") or "", "quote": _quote(hit["highlights"]),
-            "via": via, "from": source, "hop": hop}
+    return {"doc_id": hit["id"], "document": e.get("document") or hit["id"], "section": e.get("section") or "",
+            "quote": _quote(hit["highlights"]), "via": via, "from": source, "hop": hop}
 
 
 def _quote(highlights: list[dict[str, Any]]) -> str:
@@ -450,7 +450,8 @@ def _see_also(ledger: Ledger) -> list[dict[str, str]]:
     out: dict[str, dict[str, str]] = {}
     for hit in first.get("hits", []):
         e = ledger["evidence"].get(hit["id"]) or {}
-        out.setdefault(e.get("document") or hit["id"], {"doc_id": hit["id"], "section": e.get("section") or ""})
+        document = e.get("document") or hit["id"]
+        out.setdefault(document, {"doc_id": hit["id"], "document": document, "section": e.get("section") or ""})
     return list(out.values())[:SEE_ALSO]
 
 
@@ -543,8 +544,9 @@ def compose(ledger: Ledger, graded: dict[str, Any]) -> str:
 
 
 def source(cited: dict[str, Any]) -> str:
-    """A passage as a person looks it up: ``doc id › heading path``."""
-    return " › ".join(p for p in (cited["doc_id"], cited.get("section") or "") if p)
+    """A passage as a person looks it up: ``document id › heading path`` (the passage id, ``page.md#3``,
+    is in ``--json`` and the trace; a person finds the page and the heading)."""
+    return " › ".join(p for p in (cited.get("document") or cited["doc_id"], cited.get("section") or "") if p)
 
 
 def compose_open(graded: dict[str, Any]) -> str:
@@ -557,8 +559,10 @@ def compose_open(graded: dict[str, Any]) -> str:
                                                               if see else "")
     cites = graded["citations"]
     shown = cites[-1:] if graded.get("multi_hop") else cites
-    answer = " ".join(f"{c['quote']} [{source(c)}]" for c in shown).replace("\n [", "\n[")
-    lines = [answer, "", "Sources:", *(f"- {source(c)}" for c in cites)]
+    # a citation after a code block goes on a line of its own: "``` [x]" would not close the block
+    answer = " ".join(f"{c['quote']}{chr(10) if c['quote'].endswith(('```', '~~~')) else ' '}[{source(c)}]"
+                      for c in shown)
+    lines = [answer, "", "Sources:", *dict.fromkeys(f"- {source(c)}" for c in cites)]
     if graded.get("multi_hop"):
         lines.append("Hop path: " + "; ".join(f"{c['from']} --{c['via']}--> {c['doc_id']}" if c["via"]
                                               else f"question --> {c['doc_id']}" for c in cites))

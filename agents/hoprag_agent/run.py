@@ -90,7 +90,7 @@ def agrees(written: str, graded: dict[str, Any]) -> bool:
     if graded["status"] != "sufficient":
         return written.strip().lower().startswith("i cannot answer")
     if graded.get("mode") == "open":
-        return f"[{graded['answer_doc']}" in written and all(c["doc_id"] in written for c in graded["citations"])
+        return all(policy.source(c) in written for c in graded["citations"])
     first = written.strip().splitlines()[0] if written.strip() else ""
     return graded["answer"] in first and all(f"[{hop[3]}]" in written for hop in graded["path"])
 

@@ -3,8 +3,12 @@
 ``HOPRAG_CONTROL_USELESS_RANKER=1`` replaces every view's ranking with a ranker that returns
 nothing useful: the same first passages by id, whatever the query (for a server process).
 
-``HOPRAG_CONTROL_NEVER_SUFFICES=1`` makes the offline policy judge no passage sufficient (for the
-``adk eval`` process itself): it walks until the budget is spent, then abstains.
+``HOPRAG_CONTROL_NO_EVIDENCE=1`` makes every search hit say it answers nothing (coverage 0, no
+highlights): a server that gives no evidence of sufficiency, so the agent walks until its budget
+is spent, then abstains.
+
+Both reach a server process started with this environment (an HTTP server; ``adk eval``'s own
+stdio servers do not inherit it).
 """
 
 import os
@@ -17,7 +21,7 @@ if os.environ.get("HOPRAG_CONTROL_USELESS_RANKER") == "1":
 
     search.View.search = _useless
 
-if os.environ.get("HOPRAG_CONTROL_NEVER_SUFFICES") == "1":
-    from agents.hoprag_agent import policy
+if os.environ.get("HOPRAG_CONTROL_NO_EVIDENCE") == "1":
+    from hoprag import assess
 
-    policy.COVERS = policy.ANSWERS = 2.0  # coverage never exceeds 1
+    assess.assess = lambda question, text, context="": assess.Assessment(0.0, ())

@@ -27,9 +27,9 @@ try {
   await box.waitFor({ timeout: 60_000 });
   await box.fill(question);
   await box.press("Enter");
-  // The writer's bubble is the last one; it says "Evidence:" or "I cannot answer".
+  // The writer's bubble is the last one; it says "Evidence:", "Sources:" or "I cannot answer".
   const bubbles = page.locator(".content-bubble.role-bot.type-message");
-  await bubbles.filter({ hasText: /Evidence:|I cannot answer/ }).last().waitFor({ timeout: 120_000 });
+  await bubbles.filter({ hasText: /Evidence:|Sources:|I cannot answer/ }).last().waitFor({ timeout: 120_000 });
   const seen = await bubbles.evaluateAll((nodes) =>
     nodes.map((n) => ({ text: n.innerText.trim(), html: n.querySelector("markdown")?.innerHTML ?? "" })));
   console.log(JSON.stringify({ bubbles: seen, blocked: [...new Set(blocked)] }));
