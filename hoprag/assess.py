@@ -32,6 +32,8 @@ MAX_SENTENCES = 3
 #: most this many sentences away from it (an answer reads as one passage, not a collage).
 MIN_GAIN = 0.12
 NEAR = 2
+#: A line this short ending in ":" between a sentence and its code block is the code's label.
+MAX_LABEL = 40
 #: A code block is quoted with a "how" question only up to this size (longer: its first lines).
 MAX_CODE_CHARS = 1200
 _FENCE = re.compile(r"^[ \t]*(```+|~~~+)[^\n]*\n.*?^[ \t]*\1[ \t]*$", re.M | re.S)
@@ -184,9 +186,13 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
             i = max(gains)[2]
             chosen.append(i)
             seen |= own[i]
-        after = best + 1 if best + 1 < len(units) else None
-        if after is not None and units[after][2] and (question.how or text[units[best][0]:units[best][1]].endswith(":")):
-            chosen.append(after)
+        after = best + 1
+        label = after + 1 < len(units) and not units[after][2] and units[after + 1][2] and \
+            len(text[units[after][0]:units[after][1]]) <= MAX_LABEL and text[units[after][0]:units[after][1]].endswith(":")
+        if label:  # a tab or platform label ("Unix/macOS:") between the sentence and its code
+            after += 1
+        if after < len(units) and units[after][2] and (question.how or text[units[best][0]:units[best][1]].endswith(":")):
+            chosen += [after - 1, after] if label else [after]
     spans = []
     for i in sorted(chosen):
         a, b, is_code = units[i]

@@ -559,9 +559,14 @@ def compose_open(graded: dict[str, Any]) -> str:
                                                               if see else "")
     cites = graded["citations"]
     shown = cites[-1:] if graded.get("multi_hop") else cites
+    parts: list[tuple[str, str]] = []  # (quote, source); quotes from one section share one citation
+    for c in shown:
+        if parts and parts[-1][1] == source(c):
+            parts[-1] = (f"{parts[-1][0]} {c['quote']}", parts[-1][1])
+        else:
+            parts.append((c["quote"], source(c)))
     # a citation after a code block goes on a line of its own: "``` [x]" would not close the block
-    answer = " ".join(f"{c['quote']}{chr(10) if c['quote'].endswith(('```', '~~~')) else ' '}[{source(c)}]"
-                      for c in shown)
+    answer = " ".join(f"{quote}{chr(10) if quote.endswith(('```', '~~~')) else ' '}[{cited}]" for quote, cited in parts)
     lines = [answer, "", "Sources:", *dict.fromkeys(f"- {source(c)}" for c in cites)]
     if graded.get("multi_hop"):
         lines.append("Hop path: " + "; ".join(f"{c['from']} --{c['via']}--> {c['doc_id']}" if c["via"]

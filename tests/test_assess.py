@@ -1,0 +1,58 @@
+"""How much of a question a passage answers (hoprag.assess) and what the search tool says of it."""
+
+from __future__ import annotations
+
+import asyncio
+
+from mcp import Client
+
+from hoprag.access import Principal
+from hoprag.assess import Question, assess, stems
+from hoprag.corpus import Corpus, Doc
+from hoprag.engine import Engine
+from hoprag.lexicon import Lexicon
+from mcp_server.server import build_server, fixed_caller
+
+G = frozenset({"g"})
+IDF = {"limit": 2.0, "iterations": 3.0, "loopagent": 4.0, "number": 1.0}
+
+
+def test_coverage_weighs_words_by_idf_and_matches_stems_and_identifier_parts():
+    q = Question("How do I limit the number of iterations of a LoopAgent?", IDF, 100)
+    assert set(q.weights) == {"limit", "number", "iter", "loopag", "loop", "agent"}  # "how", "do", "i" are asking
+    full = assess(q, "Set max_iterations to limit the number of iterations of a LoopAgent.")
+    assert full.coverage == 1.0 and full.highlights[0].text.startswith("Set max_iterations")
+    part = assess(q, "A loop agent repeats.")  # "loop" and "agent" only: words no passage holds weigh the most
+    unseen = q.weights["loop"]
+    assert unseen == max(q.weights.values()) and part.matched == ("loop", "agent")
+    assert part.coverage == round(2 * unseen / q.total, 3) < 1
+    assert assess(q, "Nothing relevant here.").coverage == 0 and assess(q, "Nothing relevant here.").highlights == ()
+    assert "sandbox" in stems("SandboxedEnvironment") and "length" in stems("X-Line-Length")
+
+
+def test_highlights_are_near_sentences_or_the_code_with_its_introduction():
+    q = Question("How do I install the package in editable mode?", {}, 10)
+    text = ("The project is open source. You can install it in editable mode:\n\nUnix/macOS:\n\n"
+            "```sh\npip install -e .\n```\n\nUnrelated closing words about licences.")
+    found = assess(q, text, "Guide › Installing")
+    assert [h.text for h in found.highlights] == ["You can install it in editable mode:", "Unix/macOS:",
+                                                  "```sh\npip install -e .\n```"]
+    assert all(text[h.start:h.end] == h.text for h in found.highlights)
+    answered_by_code = assess(Question("Which command clears the cache?", {}, 10),
+                              "Run this:\n\n```sh\n# clears the cache\ntool cache clear\n```")
+    assert answered_by_code.highlights[-1].text.startswith("```sh") and answered_by_code.highlights[0].text == "Run this:"
+    lines = assess(q, "You can install\nit in editable mode. Done.")  # wrapped lines read as one sentence
+    assert lines.highlights[0].text == "You can install\nit in editable mode."
+
+
+def test_search_hits_say_how_well_they_answer_and_untrusted_ones_say_nothing():
+    docs = (Doc("a", "To limit the iterations, set max_iterations on the LoopAgent.", G, title="Loops"),
+            Doc("b", "To limit the iterations, set max_iterations on the LoopAgent.", G, trusted=False, title="Upload"))
+    engine = Engine(Corpus(docs, Lexicon(()), None, None), "bm25")
+
+    async def go():
+        async with Client(build_server(engine, fixed_caller(Principal("p", G)))) as client:
+            return (await client.call_tool("search", {"query": "limit LoopAgent iterations", "k": 2})).structured_content
+    hits = {h["id"]: h for h in asyncio.run(go())["results"]}
+    assert hits["a"]["coverage"] == 1.0 and hits["a"]["answers"] == 1.0 and hits["a"]["highlights"]
+    assert (hits["b"]["coverage"], hits["b"]["answers"], hits["b"]["highlights"], hits["b"]["matched"]) == (0.0, 0.0, [], [])
