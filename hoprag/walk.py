@@ -185,7 +185,7 @@ MIN_SPECIFIC = 5
 #: weight ("... published by the American Psychological Association" holds most of "Who was the first
 #: president of the association which published the Journal of ..."), so a name dropped in passing
 #: ("See HookName.COMPLETION_KWARGS") is no bridge.
-BEARING = float(__import__("os").environ.get("HOPRAG_BEARING", "0.15"))
+BEARING = 0.15
 
 
 def specific(passages: int) -> int:
