@@ -185,7 +185,7 @@ MIN_SPECIFIC = 5
 #: weight ("... published by the American Psychological Association" holds most of "Who was the first
 #: president of the association which published the Journal of ..."), so a name dropped in passing
 #: ("See HookName.COMPLETION_KWARGS") is no bridge.
-BEARING = 0.15
+BEARING = 0.12
 
 
 def specific(passages: int) -> int:
@@ -211,7 +211,8 @@ def bridges(question: str, read: Sequence[Passage], view: Bridging, skip: set[st
         first: dict[str, str] = {}  # a name as the passage first states it (what MCP ``search`` reports)
         for surface, context in view.entities.units(passage.id):
             key = norm(surface)
-            if key in skip or not is_name(surface) or not set(content(surface)) - old or _common(surface, passage):
+            if (key in skip or not is_name(surface) or not set(content(surface)) - old or _common(surface, passage)
+                    or _not_a_name(surface, context)):
                 continue
             surface = first.setdefault(key, surface)
             spread = view.entities.spread_of(surface)
@@ -222,6 +223,15 @@ def bridges(question: str, read: Sequence[Passage], view: Bridging, skip: set[st
             if bearing > 0 and bearing >= least and (key not in best or score > best[key][0]):
                 best[key] = (score, surface, passage.id)
     return best
+
+
+#: A name written as code ("Mode.JSON", "HookName.COMPLETION_KWARGS") or stated only in a heading,
+#: table row or label line names a part of a document, not a thing another passage is about.
+_CODE = re.compile(r"_|\w\.\w{2,}|[()`]")
+
+
+def _not_a_name(surface: str, context: str) -> bool:
+    return bool(_CODE.search(surface)) or context.lstrip().startswith(("#", "|", "**"))
 
 
 def _common(surface: str, passage: Passage) -> bool:

@@ -28,11 +28,14 @@ SEARCH_K = 2
 OPEN_K = 10
 #: The search tool's query limit (``mcp_server.server.MAX_QUERY_CHARS``): longer questions are cut at a word.
 MAX_QUERY_CHARS = 1000
-#: Open mode: the first search's best passage answers alone once it covers this share of the question
-#: (its IDF-weighted content words, ``search``'s ``coverage``) ...
+#: Open mode: the first search's best passage answers alone once it fits this share of the question
+#: (:func:`fit`: ``search``'s ``coverage`` and ``answers``, the IDF-weighted content words) ...
 COVERS = 0.7
-#: ... and when no hop helps, a passage covering less than this does not answer: the agent abstains.
+#: ... and when no hop helps, a passage fitting less than this does not answer: the agent abstains.
 ANSWERS = 0.45
+#: A chain of hops answers before the walk is over only when it covers this much: a chain that
+#: covers less may be one hop short (a three-hop question after two hops).
+CHAIN_COVERS = 0.85
 #: A second passage joins the answer when it covers this much more of the question than the first.
 MIN_GAIN = 0.15
 #: An abstention lists this many closest pages ("see also").
@@ -478,7 +481,7 @@ def grade_open(ledger: Ledger) -> dict[str, Any]:
     best = ranked[0] if ranked else None
     if best is not None and fit(best) >= COVERS:
         return _answered(ledger, _joined(ledger, best, ranked), retrieved)
-    chain = _chain(ledger, walker, COVERS)
+    chain = _chain(ledger, walker, CHAIN_COVERS)
     if chain is not None:
         return _answered(ledger, chain[0], retrieved, multi=True)
     if hop is not None and hop.entity is not None:
