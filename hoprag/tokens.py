@@ -4,6 +4,7 @@ The chapter's overlap ranker uses :func:`tokenize` alone; the BM25 rankers, the 
 the multi-hop walker also fold accents (:func:`fold`) and skip function words (:data:`STOP`).
 """
 
+import functools
 import re
 import unicodedata
 
@@ -38,7 +39,13 @@ def fold(text: str) -> str:
     """
     if text.isascii():
         return text
-    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    return unicodedata.normalize("NFKD", text).translate(_combining())
+
+
+@functools.cache
+def _combining() -> dict[int, None]:
+    """Every combining mark (all below U+30000), to delete in one ``str.translate``."""
+    return {cp: None for cp in range(0x30000) if unicodedata.combining(chr(cp))}
 
 
 #: An identifier written in CamelCase ("SandboxedEnvironment", "HTTPServer", "OpenAI") or joined by
