@@ -41,7 +41,6 @@ import typer
 
 from .httpload import ServerProcess
 
-KINDS = ("direct", "paraphrase", "two-page", "unanswerable")
 GROUP, PRINCIPAL, TOKEN = "public", "public", "bench-docs-token"
 ALARM = "Instructions found inside"
 
@@ -57,31 +56,12 @@ class DocsQuestion:
 
 
 def load_questions(path: Path) -> list[DocsQuestion]:
-    """Read a docs question file; a bad line is one error naming the file, line and field."""
-    out: list[DocsQuestion] = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{n}"
-        try:
-            r = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{where}: invalid JSON: {exc.msg}") from None
-        if not isinstance(r, dict) or not isinstance(r.get("question"), str) or not r["question"].strip():
-            raise ValueError(f"{where}: field 'question': expected the question as a non-empty string")
-        answer = [r["answer"]] if isinstance(r.get("answer"), str) else r.get("answer", [])
-        pages = r.get("pages", [])
-        if not isinstance(answer, list) or not all(isinstance(a, str) and a.strip() for a in answer):
-            raise ValueError(f"{where}: field 'answer': expected a list of expected words or phrases")
-        if not isinstance(pages, list) or not all(isinstance(p, str) and p for p in pages):
-            raise ValueError(f"{where}: field 'pages': expected a list of document ids ([] when unanswerable)")
-        if bool(pages) != bool(answer):
-            raise ValueError(f"{where}: fields 'answer' and 'pages': both empty (unanswerable) or both given")
-        out.append(DocsQuestion(str(r.get("id", n)), r["question"], tuple(answer), tuple(pages),
-                                str(r.get("kind", "direct" if pages else "unanswerable")), str(r.get("split", "all"))))
-    if not out:
-        raise ValueError(f"{path}: no questions")
-    return out
+    """Read a docs question file, checked by the one reader of the format
+    (:func:`eval_sets.docs_questions.load_questions`): a bad line is one error naming file, line and field."""
+    from eval_sets.docs_questions import load_questions as checked
+
+    return [DocsQuestion(r["id"], r["question"], tuple(r["answer"]), tuple(r["pages"]), r["kind"], r["split"])
+            for r in checked(path)]
 
 
 def normalise(text: str) -> str:

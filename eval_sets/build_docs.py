@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 
 from benchmarks.docs import DocsQuestion, load_questions
+from eval_sets import eval_case
 
 ROOT = Path(__file__).resolve().parent
 QUESTIONS = ROOT / "docs_questions.jsonl"
@@ -30,15 +31,7 @@ def reference(q: DocsQuestion) -> str:
 
 
 def build(questions: Path = QUESTIONS, out: Path = EVALSET) -> None:
-    cases = [{
-        "eval_id": q.id,
-        "conversation": [{
-            "invocation_id": f"{q.id}-1",
-            "user_content": {"role": "user", "parts": [{"text": q.question}]},
-            "final_response": {"role": "model", "parts": [{"text": reference(q)}]},
-            "intermediate_data": {"tool_uses": [], "tool_responses": [], "intermediate_responses": []}}],
-        "session_input": {"app_name": "hoprag_agent", "user_id": USER, "state": {}}}
-        for q in load_questions(questions)]
+    cases = [eval_case(q.id, q.question, reference(q), USER) for q in load_questions(questions)]
     out.write_text(json.dumps({
         "eval_set_id": "docs",
         "name": "Docs QA on the Instructor docs: direct, paraphrased, two-page and unanswerable questions "

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from eval_sets import eval_case
 from benchmarks.musique import DEFAULT_SOURCE, _clean_triples
 from benchmarks.retrieval import normalise
 
@@ -70,14 +71,7 @@ def build(source: Path = DEFAULT_SOURCE) -> None:
     for q, hs in chosen:
         supporting = [ids[(p["title"], p["paragraph_text"])] for p in q["paragraphs"] if p["is_supporting"]]
         eval_id = f"{q['id']}{'_unreadable' if hs else ''}"
-        cases.append({
-            "eval_id": eval_id,
-            "conversation": [{
-                "invocation_id": f"{eval_id}-1",
-                "user_content": {"role": "user", "parts": [{"text": q["question"]}]},
-                "final_response": {"role": "model", "parts": [{"text": reference(q["answer"], supporting, hs)}]},
-                "intermediate_data": {"tool_uses": [], "tool_responses": [], "intermediate_responses": []}}],
-            "session_input": {"app_name": "hoprag_agent", "user_id": PRINCIPAL, "state": {}}})
+        cases.append(eval_case(eval_id, q["question"], reference(q["answer"], supporting, hs), PRINCIPAL))
     EVALSET.write_text(json.dumps({
         "eval_set_id": "musique",
         "name": "MuSiQue held-out subset: 2-, 3- and 4-hop prose questions, 3 with an unreadable gold passage "

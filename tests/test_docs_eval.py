@@ -12,7 +12,6 @@ hits never say they answer, and a ranker that returns nothing useful.
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from collections import Counter
@@ -21,13 +20,12 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, ServerProcess
-from test_agent_eval import ADK
+from test_agent_eval import metric_passes
 
 EVALSET = "eval_sets/docs.evalset.json"
 DOCS = ROOT / "eval_sets" / "corpora" / "instructor" / "docs"
 CASES = 48
 FLOORS = {"answer_words": 20, "first_source": 27, "one_read": 40, "abstention": 32}
-_METRIC = re.compile(r"^Metric: (\w+), Status: (PASSED|FAILED)", re.M)
 CONTROLS = os.pathsep.join([str(ROOT / "tests" / "controls"), str(ROOT), os.environ.get("PYTHONPATH", "")])
 
 
@@ -42,17 +40,7 @@ def store(tmp_path_factory) -> Path:
 
 def docs_eval(store: Path, **env: str) -> Counter:
     """Run the eval set; count the cases each metric passed."""
-    adk = ADK if Path(ADK).exists() else "adk"
-    done = subprocess.run(
-        [adk, "eval", "agents/hoprag_agent", EVALSET, "--config_file_path", "eval_sets/docs.test_config.json",
-         "--print_detailed_results"], cwd=ROOT, capture_output=True, text=True, timeout=900,
-        env={**os.environ, "GOOGLE_API_USE_CLIENT_CERTIFICATE": "false", "HOPRAG_STORE": str(store), **env})
-    out = done.stdout + done.stderr
-    assert "Tests passed:" in out, out[-3000:]
-    passed = Counter(name for name, status in _METRIC.findall(out) if status == "PASSED")
-    seen = Counter(name for name, _ in _METRIC.findall(out))
-    assert all(seen[m] == CASES for m in FLOORS), seen
-    return passed
+    return metric_passes(EVALSET, "eval_sets/docs.test_config.json", CASES, FLOORS, HOPRAG_STORE=str(store), **env)
 
 
 def test_the_docs_eval_set_meets_its_floors(store: Path):

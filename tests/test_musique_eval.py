@@ -10,13 +10,10 @@ returns nothing useful the evidence recall, a server claiming every hit answers 
 from __future__ import annotations
 
 import os
-import re
-import subprocess
 from collections import Counter
-from pathlib import Path
 
 from conftest import ROOT, ServerProcess
-from test_agent_eval import ADK
+from test_agent_eval import metric_passes
 
 EVALSET = "eval_sets/musique.evalset.json"
 CORPUS = ROOT / "eval_sets" / "corpora" / "musique" / "corpus.jsonl"
@@ -25,23 +22,10 @@ CASES = 15
 #: of the 12 readable cases (RESULTS section 9), and passes the three unreadable ones by abstaining --
 #: which a server claiming every hit answers makes it stop doing.
 FLOORS = {"evidence_recall": 5, "answer_line": 3, "hop_count": 14}
-_METRIC = re.compile(r"^Metric: (\w+), Status: (PASSED|FAILED)", re.M)
-
-
 def musique_eval(**env: str) -> Counter:
     """Run the eval set; count the cases each metric passed."""
-    adk = ADK if Path(ADK).exists() else "adk"
-    done = subprocess.run(
-        [adk, "eval", "agents/hoprag_agent", EVALSET, "--config_file_path", "eval_sets/musique.test_config.json",
-         "--print_detailed_results"], cwd=ROOT, capture_output=True, text=True, timeout=900,
-        env={**os.environ, "GOOGLE_API_USE_CLIENT_CERTIFICATE": "false", "HOPRAG_CORPUS": str(CORPUS),
-             "HOPRAG_SEARCH_BUDGET": "3", **env})
-    out = done.stdout + done.stderr
-    assert "Tests passed:" in out, out[-3000:]
-    passed = Counter(name for name, status in _METRIC.findall(out) if status == "PASSED")
-    seen = Counter(name for name, _ in _METRIC.findall(out))
-    assert all(seen[m] == CASES for m in FLOORS), seen
-    return passed
+    return metric_passes(EVALSET, "eval_sets/musique.test_config.json", CASES, FLOORS,
+                         **{"HOPRAG_CORPUS": str(CORPUS), "HOPRAG_SEARCH_BUDGET": "3", **env})
 
 
 def test_open_mode_meets_its_floors_on_held_out_musique_questions():
