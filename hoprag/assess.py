@@ -83,7 +83,7 @@ class Assessment:
     coverage: float
     highlights: tuple[Highlight, ...]
     matched: tuple[str, ...] = ()  # the question's words the passage contains, in question order
-    focus: float = 0.0  # how much of the question the highlights alone cover
+    focus: float = 0.0  # how much of the question the answering sentences alone cover (not what they introduce)
 
 
 class Question:
@@ -118,6 +118,8 @@ class Question:
 
 #: A line that starts a unit of its own: a list item, a table row, a quote, or a heading (skipped).
 _LINE_START = re.compile(r"[ \t]*([-*+][ \t]|\d{1,3}[.)][ \t]|\||>|#)")
+#: A list item's line.
+ITEM = re.compile(r"[ \t]*([-*+]|\d{1,3}[.)])[ \t]")
 
 
 def _units(text: str) -> list[tuple[int, int, bool]]:
@@ -142,7 +144,8 @@ def _units(text: str) -> list[tuple[int, int, bool]]:
                 runs[-1][1] = b
         for run in filter(None, runs):
             piece = text[run[0]:run[1]]
-            cuts = [0, *(m.end() for m in _END.finditer(piece)), len(piece)]
+            marker = ITEM.match(piece)  # "1. Rewrite ..." is one item, not a sentence "1."
+            cuts = [0, *(m.end() for m in _END.finditer(piece, marker.end() if marker else 0)), len(piece)]
             for x, y in zip(cuts, cuts[1:]):
                 part = piece[x:y]
                 lead = len(part) - len(part.lstrip())
@@ -154,15 +157,40 @@ def _units(text: str) -> list[tuple[int, int, bool]]:
     return out
 
 
+def _introduced(text: str, units: list[tuple[int, int, bool]], last: int, how: bool) -> list[int]:
+    """What the sentence ``last`` introduces: after a sentence ending in ":" ("We implement this in two
+    steps:", "use the following command:") the answer is what follows -- the code block, the list's
+    items, or the line after a short label ("Unix/macOS:") -- so it comes along, up to
+    :data:`MAX_CODE_CHARS`. A "how" question's best sentence brings the code block that follows it too."""
+    def say(i: int) -> str:
+        return text[units[i][0]:units[i][1]]
+
+    def item(i: int) -> bool:
+        return not units[i][2] and bool(ITEM.match(text, text.rfind("\n", 0, units[i][0]) + 1))
+
+    at = last + 1
+    if at + 1 < len(units) and not units[at][2] and len(say(at)) <= MAX_LABEL and say(at).endswith(":"):
+        at += 1  # a tab or platform label between the sentence and what it introduces
+    if at >= len(units) or not (say(last).endswith(":") or (how and units[at][2])):
+        return []
+    out = list(range(last + 1, at + 1))
+    size = len(say(at))
+    while item(at) and at + 1 < len(units) and item(at + 1) and size + len(say(at + 1)) <= MAX_CODE_CHARS:
+        at += 1  # a list: its further items, while they fit
+        out.append(at)
+        size += len(say(at))
+    return out
+
+
 def assess(question: Question, text: str, context: str = "") -> Assessment:
     """Coverage of ``question`` by a passage (its ``text`` plus ``context``: title and heading path),
-    its highlights, and how much of the question the highlights alone cover.
+    its highlights, and how much of the question the answering sentences alone cover.
 
     The highlights are the best-covering unit -- a sentence, or a code block (documentation answers
     "how" in code, comments and identifiers included), then with the sentence that introduces it --
-    and up to two more sentences near it that each add :data:`MIN_GAIN` of the question, in text order. A
-    sentence that introduces what follows (ending in ":"), or any best sentence of a "how" question,
-    brings the code block that follows it."""
+    and up to two more sentences near it that each add :data:`MIN_GAIN` of the question, in text order --
+    then what the last of them introduces (:func:`_introduced`), read with it but not counted in ``focus``:
+    an introduction does not answer more for what follows it, it only reads complete."""
     found = stems(f"{context}\n{text}")
     coverage = question.covered(found)
     matched = tuple(word for key, word in question.words.items() if key in found)
@@ -186,18 +214,13 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
             i = max(gains)[2]
             chosen.append(i)
             seen |= own[i]
-        after = best + 1
-        label = after + 1 < len(units) and not units[after][2] and units[after + 1][2] and \
-            len(text[units[after][0]:units[after][1]]) <= MAX_LABEL and text[units[after][0]:units[after][1]].endswith(":")
-        if label:  # a tab or platform label ("Unix/macOS:") between the sentence and its code
-            after += 1
-        if after < len(units) and units[after][2] and (question.how or text[units[best][0]:units[best][1]].endswith(":")):
-            chosen += [after - 1, after] if label else [after]
+    focus = question.covered(set().union(*(own[i] for i in chosen)))  # what follows an intro is for reading
+    if not units[best][2]:
+        chosen += _introduced(text, units, max(chosen), question.how)
     spans = []
     for i in sorted(chosen):
         a, b, is_code = units[i]
         if is_code and b - a > MAX_CODE_CHARS:
             b = a + text[a:a + MAX_CODE_CHARS].rfind("\n")
         spans.append(Highlight(text[a:b], a, b))
-    focus = question.covered(set().union(*(own[i] for i in chosen)))
     return Assessment(round(coverage, 3), tuple(spans), matched, round(focus, 3))

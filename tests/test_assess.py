@@ -45,6 +45,19 @@ def test_highlights_are_near_sentences_or_the_code_with_its_introduction():
     assert lines.highlights[0].text == "You can install\nit in editable mode."
 
 
+
+def test_a_sentence_ending_in_a_colon_brings_what_it_introduces():
+    """"We do it in two steps:" is not an answer; the steps are -- a list's items, or the line after a label."""
+    q = Question("What are the two steps of the technique?", {}, 10)
+    text = "Some background first. We implement the technique in two steps:\n\n1. Rewrite the prompt\n2. Ask again\n\nLater prose."
+    assert [h.text for h in assess(q, text).highlights] == [
+        "We implement the technique in two steps:", "1. Rewrite the prompt", "2. Ask again"]
+    label = assess(Question("How do I install a project in editable mode?", {}, 10),
+                   "You can install a project in editable mode:\n\nPip cli:\n$ pip install -e path\n\nMore words.")
+    assert [h.text for h in label.highlights][-1] == "Pip cli:\n$ pip install -e path"
+    plain = assess(q, "The technique has two steps. Rewrite the prompt.\n\n- an unrelated item")
+    assert "- an unrelated item" not in [h.text for h in plain.highlights]  # no colon: nothing is introduced
+
 def test_search_hits_say_how_well_they_answer_and_untrusted_ones_say_nothing():
     docs = (Doc("a", "To limit the iterations, set max_iterations on the LoopAgent.", G, title="Loops"),
             Doc("b", "To limit the iterations, set max_iterations on the LoopAgent.", G, trusted=False, title="Upload"))

@@ -200,3 +200,15 @@ def test_what_the_prose_tools_say_does_not_depend_on_unreadable_passages():
         want = [r.structured_content for r in calls(Engine(mine, ranker), PUBLIC, *probes)]
         assert got == want
         assert "Authority" not in json.dumps(got[-1]) and "Foundation" not in json.dumps(got)
+
+
+def test_hops_within_one_page_are_that_page_read_further_not_a_chain_of_sources():
+    """The same three statements as passages of one document: the walk may still hop through them, but
+    an answer is never a multi-hop chain inside one page (docs: a hop to the next section of the page found)."""
+    one_page = tuple(Doc(d.id, d.text, d.groups, title="Harbor guide", document="harbor.md", position=i)
+                     for i, d in enumerate(prose_corpus().docs) if d.id in ("p1", "p2", "p3", "p4"))
+    question = "Who leads the council of the county where the designer of the Harbor Bridge was born?"
+    apart = drive(Engine(prose_corpus(), "bm25-titles"), question)["grade"]
+    together = drive(Engine(Corpus(one_page, Lexicon(()), None, None), "bm25-titles"), question)["grade"]
+    assert apart["multi_hop"] and apart["answer_doc"] == "p3"  # the control: separate sources chain
+    assert not together.get("multi_hop")

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from hoprag.assess import Question, stems
+from hoprag.assess import ITEM as _ITEM, Question, stems
 from hoprag.corpus import Doc
 from hoprag.directives import directives
 from hoprag.entities import norm
@@ -386,7 +386,7 @@ def _cite(ledger: Ledger, hit: dict[str, Any], via: str | None = None, source: s
 
 
 def _quote(highlights: list[dict[str, Any]]) -> str:
-    """Highlights as one answer: sentences joined by spaces, a code block on lines of its own."""
+    """Highlights as one answer: sentences joined by spaces, a code block and each list item on lines of their own."""
     parts: list[str] = []
     for h in highlights:
         text = h["text"].strip()
@@ -394,6 +394,8 @@ def _quote(highlights: list[dict[str, Any]]) -> str:
             fence = text[:3]
             parts.append("\n" + text + ("" if text.rstrip().endswith(fence) and text.count(fence) >= 2 else f"\n{fence}")
                          + "\n")
+        elif _ITEM.match(text):  # a list's items stay one per line
+            parts.append("\n" + " ".join(text.split()))
         else:
             parts.append(" ".join(text.split()))
     return " ".join(parts).replace(" \n", "\n").replace("\n ", "\n").strip()
@@ -421,6 +423,9 @@ def _chain(ledger: Ledger, walker: BridgeWalker, least: float) -> tuple[list[dic
         if first is None:
             continue
         passages = [first["id"], *(found["id"] for _, found in reversed(links))]
+        pages = [(ledger["evidence"].get(i) or {}).get("document") or i for i in passages]
+        if any(a == b for a, b in zip(pages, pages[1:])):
+            continue  # a hop within one page is that page read further, not a chain of sources
         seen = [stems(_context(ledger, i)) for i in passages]
         together = question.covered(set().union(*seen))
         if together < least or together - question.covered(set().union(*seen[:-1])) < MIN_GAIN:
