@@ -57,9 +57,9 @@ AUTH = [{"case": "missing_token", "headers": {}},
         {"case": "wrong_token", "headers": {"Authorization": "Bearer not-a-real-token"}}]
 
 CONTRACT = "contract (issue 23): "
-STRICT_TYPES = pytest.mark.xfail(strict=True, reason=CONTRACT + "strict types and closed schemas")
-CONCISE = pytest.mark.xfail(strict=True, reason=CONTRACT + "validation errors without input echo or library URLs")
-AUTH_BODY = pytest.mark.xfail(strict=True, reason=CONTRACT + "401/413 with a JSON-RPC error body")
+STRICT_TYPES = pytest.mark.xfail(strict=True, raises=AssertionError, reason=CONTRACT + "strict types and closed schemas")
+CONCISE = pytest.mark.xfail(strict=True, raises=AssertionError, reason=CONTRACT + "validation errors without input echo or library URLs")
+AUTH_BODY = pytest.mark.xfail(strict=True, raises=AssertionError, reason=CONTRACT + "401/413 with a JSON-RPC error body")
 
 
 def python_of(framework: str):
@@ -205,7 +205,7 @@ def test_lists_and_calls_every_tool(reports, framework, transport):
 @pytest.mark.parametrize("tool", sorted(TEXT_ITEMS))
 def test_every_text_item_carries_a_trust_mark(reports, tool, request):
     if tool in ("grep", "graph_walk"):
-        request.applymarker(pytest.mark.xfail(strict=True, reason=CONTRACT + f"trust marks on {tool} results"))
+        request.applymarker(pytest.mark.xfail(strict=True, raises=AssertionError, reason=CONTRACT + f"trust marks on {tool} results"))
     for framework in FRAMEWORKS:
         for transport in TRANSPORTS:
             result = payload(framework, connected(reports, framework, transport)["calls"][tool])
@@ -276,7 +276,7 @@ def test_a_missing_or_wrong_token_is_explained_and_the_server_keeps_serving(repo
 # --- OpenAI strict mode: every tool converts, none falls back ----------------------------------
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-@pytest.mark.xfail(strict=True, reason=CONTRACT + "closed input schemas (graph_overview falls back today)")
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=CONTRACT + "closed input schemas (graph_overview falls back today)")
 def test_openai_strict_conversion_keeps_every_tool_strict(reports, transport):
     tools = connected(reports, "openai", transport)["tools"]
     fallbacks = sorted(t["name"] for t in tools if not t["strict"])
@@ -284,7 +284,7 @@ def test_openai_strict_conversion_keeps_every_tool_strict(reports, transport):
     assert all(t["schema"].get("additionalProperties") is False for t in tools)
 
 
-@pytest.mark.xfail(strict=True, reason=CONTRACT + "optional arguments nullable, so strict mode keeps them optional")
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=CONTRACT + "optional arguments nullable, so strict mode keeps them optional")
 def test_openai_strict_conversion_keeps_optional_arguments_optional(reports):
     tools = connected(reports, "openai", "http")["tools"]
     assert [t["name"] for t in tools if not strict_optional_stays_optional(t)] == []
