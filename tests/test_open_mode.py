@@ -212,3 +212,19 @@ def test_hops_within_one_page_are_that_page_read_further_not_a_chain_of_sources(
     together = drive(Engine(Corpus(one_page, Lexicon(()), None, None), "bm25-titles"), question)["grade"]
     assert apart["multi_hop"] and apart["answer_doc"] == "p3"  # the control: separate sources chain
     assert not together.get("multi_hop")
+
+
+def test_a_how_question_answered_equally_well_by_prose_and_by_code_is_answered_with_the_code():
+    docs = (Doc("about", "Debug mode for the development server: enable it and the server reloads on changes.",
+                PUBLIC, title="Debug mode"),
+            Doc("cli", "Enable debug mode of the development server with the run command:\n\n```sh\nrun --debug\n```",
+                PUBLIC, title="Command line"),
+            Doc("other", "Logging writes to stderr.", PUBLIC, title="Logging"))
+    engine = Engine(Corpus(docs, Lexicon(()), None, None), "bm25-titles")
+    ranked = calls(engine, PUBLIC, ("search", {"query": "How do I enable debug mode of the development server?",
+                                               "k": 3}))[0].structured_content["results"]
+    assert ranked[0]["id"] == "about" and abs(policy.fit(ranked[0]) - policy.fit(ranked[1])) <= policy.TIED
+    how = drive(engine, "How do I enable debug mode of the development server?")["grade"]
+    assert how["answer_doc"] == "cli" and "run --debug" in how["answer"]
+    what = drive(engine, "Which debug mode of the development server reloads on changes?")["grade"]
+    assert what["answer_doc"] == "about"  # not a "how" question: the best fit answers, code or not

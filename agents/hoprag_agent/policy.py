@@ -38,6 +38,8 @@ ANSWERS = 0.45
 CHAIN_COVERS = 0.85
 #: A second passage joins the answer when it covers this much more of the question than the first.
 MIN_GAIN = 0.15
+#: Hits whose fit is this close to the best are tied (a "how" question then prefers one showing code).
+TIED = 0.05
 #: An abstention lists this many closest pages ("see also").
 SEE_ALSO = 3
 _WH = {"what", "which", "who", "whom", "whose", "where", "when", "how", "why", "is", "are", "does", "do"}
@@ -361,6 +363,16 @@ def _answering(ledger: Ledger, search: dict[str, Any]) -> list[dict[str, Any]]:
     return sorted(out, key=lambda h: (-fit(h), h["rank"]))
 
 
+def _shown(ledger: Ledger, ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """For a "how" question, among hits that fit as well as the best (within :data:`TIED`), the first that
+    shows code comes first: documentation answers "how" in code, and the sentence about it alone does not."""
+    if not ranked or not _question(ledger).how:
+        return ranked
+    tied = [h for h in ranked if fit(h) >= fit(ranked[0]) - TIED]
+    coded = next((h for h in tied if any(x["text"].lstrip().startswith(("```", "~~~")) for x in h["highlights"])), None)
+    return ranked if coded is None else [coded, *(h for h in ranked if h is not coded)]
+
+
 def fit(hit: dict[str, Any]) -> float:
     """How well a hit answers: what the passage covers and what its highlights alone cover, alike --
     a passage on the topic whose best sentences do not answer is not the answer."""
@@ -482,7 +494,7 @@ def grade_open(ledger: Ledger) -> dict[str, Any]:
         return {"status": "gap", "mode": "open", "entity": None, "rest": hop.query, "query": hop.query,
                 "k": OPEN_K, "reason": "nothing searched yet: start from the question"}
     retrieved = walker.walk.ranked
-    ranked = _answering(ledger, searches[0])
+    ranked = _shown(ledger, _answering(ledger, searches[0]))
     best = ranked[0] if ranked else None
     if best is not None and fit(best) >= COVERS:
         return _answered(ledger, _joined(ledger, best, ranked), retrieved)
