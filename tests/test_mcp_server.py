@@ -5,15 +5,19 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from typing import Any
 
 import httpx
+import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from conftest import CORPUS, ServerProcess
-from mcp_client import call, http_client, run, stdio_client
+from mcp_client import TOKENS, call, http_client, run, stdio_client
 from hoprag.engine import Engine
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS, METHOD_NOT_FOUND
+from mcp.types import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 
 AURORA = "What region does Aurora run in?"
 ERAS = {"auto": "2026-07-28", "legacy": "2025-11-25"}
@@ -313,3 +317,47 @@ def test_the_warm_up_steps_aside_while_a_request_is_in_flight():
     with pytest.raises(RuntimeError):
         asyncio.run(busy.around(failing)({"type": "http", "path": "/mcp"}, None, None))
     assert seen == [False, True, True] and busy.quiet(0)
+
+
+async def _refused(url: str, token: str | None, **request: Any) -> str:
+    """What the official Python SDK client raises for a request the transport refuses: the message users see."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with httpx2.AsyncClient(headers=headers, **request) as http:
+        try:
+            async with Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
+                await client.call_tool("search", {"query": "x" * (300 * 1024)})
+        except BaseException as exc:  # noqa: BLE001 - the SDK wraps its MCPError in an ExceptionGroup
+            while isinstance(exc, BaseExceptionGroup):
+                exc = exc.exceptions[0]
+            return str(exc)
+    raise AssertionError("the request was not refused")
+
+
+@pytest.mark.parametrize("token, words", [
+    (None, "a bearer token is required: send 'Authorization: Bearer <token>'"),
+    ("wrong-token-123", "the bearer token is not accepted: send 'Authorization: Bearer <token>'"),
+    (TOKENS["engineering"], "request body too large: this server accepts at most 256 KiB per request"),
+])
+def test_the_sdk_client_shows_why_a_request_was_refused(http_server, token, words):
+    """401 and 413 carry a JSON-RPC error: the SDK client shows its message, not "Server returned an error
+    response" (the 413 needs a valid token: authentication comes first)."""
+    shown = run(_refused(http_server.url, token))
+    assert words in shown and "Server returned an error response" not in shown
+    assert http_server.alive()
+
+
+@pytest.mark.parametrize("headers, status, words", [
+    ({"Origin": "https://evil.example"}, 403, "the request's Origin header names a site this server does not accept"),
+    ({"Host": "evil.example"}, 421, "the Host header names a host this server does not answer for"),
+    ({}, 413, "request body too large"),
+])
+def test_transport_refusals_are_json_rpc_errors(http_server, headers, status, words):
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "search", "arguments": {"query": "x" * (300 * 1024 if status == 413 else 1)}}}
+    base = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25",
+            "Authorization": f"Bearer {TOKENS['engineering']}"}
+    response = httpx.post(http_server.url, json=body, headers={**base, **headers})
+    assert response.status_code == status
+    error = response.json()
+    assert error["jsonrpc"] == "2.0" and error["id"] is None and error["error"]["code"] == INVALID_REQUEST
+    assert words in error["error"]["message"]
