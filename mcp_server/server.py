@@ -35,7 +35,6 @@ from hoprag.corpus import Doc
 from hoprag.engine import Engine
 from hoprag.entities import EntityView
 from hoprag.graph import Graph, local_search, relation_counts
-from hoprag.grep import grep as literal_lines
 from hoprag.search import View
 from hoprag.tokens import content, identifiers
 
@@ -263,9 +262,9 @@ class GrepMatch(BaseModel):
 
 class GrepResult(BaseModel):
     matches: list[GrepMatch]
-    withheld: list[str] = Field(description=f"Ids of untrusted documents that contain the text too (at most "
-                                            f"{MAX_GREP_K}): their lines are withheld, never returned; fetch one to see "
-                                            "its text quarantined in untrusted_text.")
+    withheld: list[str] = Field(description="Ids of untrusted documents whose matching lines fall among these "
+                                            "matches (ids sort as matches do): their lines are withheld, never "
+                                            "returned; fetch one to see its text quarantined in untrusted_text.")
 
 
 def _facts(engine: Engine, doc: Doc) -> list[list[str]]:
@@ -555,14 +554,27 @@ def _admits(engine: Engine, groups: frozenset[str], doc_id: str) -> bool:
 
 
 def grep_result(engine: Engine, groups: frozenset[str], text: str, k: int) -> GrepResult:
-    """Lines of trusted documents only; untrusted documents that match are named by id, their lines withheld
-    (a line is a fragment a client easily shows without its mark, and untrusted text is never evidence)."""
-    readable = engine.passages.take(engine.rows(groups))
-    trusted = [d for d in readable if engine.provenance.admits(d)]
-    withheld = [d.id for d in readable if not engine.provenance.admits(d) and text in d.text]
-    return GrepResult(matches=[GrepMatch(id=i, line=line[:MAX_LINE_CHARS], trusted=True)
-                               for i, line in literal_lines(trusted, text, k)],
-                      withheld=sorted(withheld)[:MAX_GREP_K])
+    """The first ``k`` lines of trusted documents (by id, then line order) from the engine's one permission-
+    checked grep; untrusted documents whose lines fall among them are named by id, their lines withheld
+    (a bare line easily loses its mark in a client, and untrusted text is never evidence). Asks for more
+    lines while untrusted ones crowd out trusted ones (rarely: uploads are few)."""
+    wanted = k
+    while True:
+        lines = engine.grep(text, groups, wanted)
+        marks = {i: _admits(engine, groups, i) for i in dict.fromkeys(i for i, _ in lines)}
+        if sum(marks[i] for i, _ in lines) >= k or len(lines) < wanted:
+            break
+        wanted *= 2
+    kept: list[GrepMatch] = []
+    withheld: dict[str, None] = {}
+    for i, line in lines:
+        if len(kept) == k:
+            break
+        if marks[i]:
+            kept.append(GrepMatch(id=i, line=line[:MAX_LINE_CHARS], trusted=True))
+        else:
+            withheld[i] = None
+    return GrepResult(matches=kept, withheld=list(withheld))
 
 
 def build_server(engine: Engine | Callable[[], Engine], caller: Caller, access: Access | None = None) -> MCPServer:
