@@ -438,17 +438,11 @@ def _explain_refusals(scope: Scope, send: Send) -> Send:
 
 def _allowed(prop: dict[str, Any]) -> str:
     """What an argument accepts, in words, from its own input schema (type, range; null for the default)."""
-    branches = prop.get("anyOf", [prop])
-    kinds = []
-    for b in branches:
-        if b.get("type") == "integer":
-            kinds.append(f"an integer from {b['minimum']} to {b['maximum']}")
-        elif b.get("type") == "string":
-            kinds.append(f"a string of {b['minLength']} to {b['maxLength']} characters")
-        elif b.get("type") == "boolean":
-            kinds.append("true or false")
-    nullable = any(b.get("type") == "null" for b in branches)
-    return " or ".join(kinds) + (", or null for the default" if nullable else "")
+    types = prop["type"] if isinstance(prop["type"], list) else [prop["type"]]
+    kind = {"integer": f"an integer from {prop.get('minimum')} to {prop.get('maximum')}",
+            "string": f"a string of {prop.get('minLength')} to {prop.get('maxLength')} characters",
+            "boolean": "true or false"}[types[0]]
+    return kind + (", or null for the default" if "null" in types else "")
 
 
 PROBLEMS = {"missing": "missing", "string_too_long": "too long", "string_too_short": "too short",
@@ -484,7 +478,21 @@ def _strict(tool: Tool) -> Tool:
         "__module__": loose.__module__,
         "model_config": ConfigDict(strict=True, extra="forbid", arbitrary_types_allowed=True)})
     tool.fn_metadata.arg_model = closed
-    return tool.model_copy(update={"parameters": closed.model_json_schema(by_alias=True)})
+    schema = closed.model_json_schema(by_alias=True)
+    schema["properties"] = {name: _type_list(prop) for name, prop in schema["properties"].items()}
+    return tool.model_copy(update={"parameters": schema})
+
+
+def _type_list(prop: dict[str, Any]) -> dict[str, Any]:
+    """``anyOf: [{type: integer, ...}, {type: null}]`` as ``type: [integer, null]`` with the constraints beside
+    it: the same values, and the form converters keep whole -- Gemini's (ADK) drops a description sitting
+    next to ``anyOf``; OpenAI's strict conversion takes either."""
+    branches = prop.get("anyOf")
+    if not branches or len(branches) != 2 or {"type": "null"} not in branches:
+        return prop
+    (value,) = [b for b in branches if b != {"type": "null"}]
+    rest = {k: v for k, v in prop.items() if k != "anyOf"}
+    return {**rest, **value, "type": [value["type"], "null"]}
 
 
 class _Server(MCPServer):
