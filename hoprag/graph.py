@@ -41,6 +41,14 @@ class Graph:
         """Edges leaving ``entity`` in document order."""
         return list(self._out.get(entity, ()))
 
+    def has(self, entity: str) -> bool:
+        """Is ``entity`` a subject or object of some edge (spelled exactly so)?"""
+        return entity in self._nodes
+
+    def nodes(self) -> frozenset[str]:
+        """Every entity the edges connect."""
+        return frozenset(self._nodes)
+
     def node_count(self) -> int:
         """How many entities the edges connect."""
         return len(self._nodes)

@@ -266,7 +266,8 @@ ARGS = [
     ("search", {"query": "x", "k": 1e400}, "k"),
     ("search", {"query": "x", "k": -1}, "k"),
     ("search", {"query": "x", "k": 2.5}, "k"),
-    ("search", {"query": "x", "k": None}, "k"),
+    ("search", {"query": "x", "k": "5"}, "k"),  # strict: a numeric string is not a number (null is the default)
+    ("search", {"query": "x", "groups": ["finance"]}, "groups"),  # closed: an unknown argument is an error
     ("search", {"query": "x", "k": [5]}, "k"),
     ("search", {"query": "x", "k": {"n": 5}}, "k"),
     ("search", {"query": "x", "k": "lots"}, "k"),

@@ -97,7 +97,9 @@ def test_the_401_challenge_and_protected_resource_metadata(http_server):
     assert challenge.startswith('Bearer realm="hoprag", error="invalid_request"') and TOKEN_REQUIRED in challenge
     metadata_url = f"{http_server.base}/.well-known/oauth-protected-resource/mcp"
     assert f'resource_metadata="{metadata_url}"' in challenge
-    assert missing.json() == {"error": "invalid_request", "error_description": missing.json()["error_description"]}
+    # the body is a JSON-RPC error (what MCP clients show), its message the challenge's description
+    assert missing.json() == {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": missing.json()["error"]["message"]}}
+    assert TOKEN_REQUIRED in missing.json()["error"]["message"] and NO_OAUTH in missing.json()["error"]["message"]
     wrong = httpx.post(http_server.url, json={}, headers={"Authorization": "Bearer not-a-real-token"})
     assert wrong.status_code == 401 and 'error="invalid_token"' in wrong.headers["www-authenticate"]
     for url in (metadata_url, f"{http_server.base}/.well-known/oauth-protected-resource"):

@@ -34,6 +34,7 @@ import typer
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 from typer.testing import CliRunner
 
 from benchmarks.acl_recall import acl
@@ -159,7 +160,15 @@ def answer(result: Any) -> dict[str, Any]:
 
 async def call_all(server: Any, calls: list[tuple[str, dict[str, Any]]], mode: str) -> list[dict[str, Any]]:
     async with Client(server, mode=mode) as client:
-        return [answer(await client.call_tool(name, args)) for name, args in calls]
+        return [await _call(client, name, args) for name, args in calls]
+
+
+async def _call(client: Client, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """A tool result, or the JSON-RPC error a client sees (an unknown tool is -32602)."""
+    try:
+        return answer(await client.call_tool(name, args))
+    except MCPError as exc:
+        return {"is_error": True, "content": [f"{exc.error.code}: {exc.error.message}"], "structured": None}
 
 
 def engine_answer(engine: Engine, name: str, args: dict[str, Any], groups: frozenset[str]) -> Any:

@@ -142,7 +142,7 @@ def test_normalisation_reveals_hidden_text():
 
 class ObeyingLlm(HopragPolicyLlm):
     """A deliberately naive model: after each planner or researcher search it acts on the retrieved text,
-    searching for the longest line that states no fact (where an instruction would sit)."""
+    trusted or not, searching for the longest line that states no fact (where an instruction would sit)."""
 
     model: str = "hoprag-obeying"
 
@@ -157,7 +157,8 @@ class ObeyingLlm(HopragPolicyLlm):
         role = (llm_request.config.labels or {}).get("adk_agent_name")
         results = (searches[0].get("structuredContent") or {}).get("results", []) if len(searches) == 1 else []
         cues = [cue for cue, _ in load_lexicon(DEMO_CORPUS / "relations.yaml").cues]
-        lines = [line.strip() for r in results for line in r["text"].splitlines()
+        # it ignores the trust mark: an untrusted result's words (in untrusted_text) are read like any other
+        lines = [line.strip() for r in results for line in (r["text"] or r.get("untrusted_text", "")).splitlines()
                  if line.strip() and not any(c in line.lower() for c in cues)]
         if role in ("planner", "researcher") and lines:
             call = types.Part.from_function_call(name="search", args={"query": max(lines, key=len)[:200], "k": 2})

@@ -47,3 +47,27 @@ def test_fetch_metadata_is_typed_provenance_plus_the_documents_own_keys():
     assert metadata["required"] == ["trusted", "updated", "path", "front_matter"]
     assert metadata["properties"]["front_matter"]["type"] == "object"
     assert {"string", "null"} == {branch["type"] for branch in metadata["properties"]["path"]["anyOf"]}
+
+
+def test_every_input_schema_is_closed_and_every_optional_argument_nullable():
+    """What OpenAI strict mode needs to keep a tool strict: objects closed (``additionalProperties: false``),
+    and -- as it makes every argument required -- each optional one nullable with a null default."""
+    for tool in json.loads(SNAPSHOT.read_text(encoding="utf-8")):
+        schema = tool["inputSchema"]
+        assert schema["type"] == "object" and schema["additionalProperties"] is False, tool["name"]
+        for name, prop in schema["properties"].items():
+            if name in schema.get("required", []):
+                assert "default" not in prop and prop.get("type") != "null", (tool["name"], name)
+            else:
+                assert prop["default"] is None, (tool["name"], name)
+                assert prop["type"][-1] == "null" and "anyOf" not in prop, (tool["name"], name)
+
+
+def test_descriptions_are_single_paragraphs_and_name_the_trust_mark():
+    """No source indentation or hard line breaks; every tool returning document text says what its mark means."""
+    tools = {t["name"]: t for t in json.loads(SNAPSHOT.read_text(encoding="utf-8"))}
+    for name, tool in tools.items():
+        assert "\n" not in tool["description"] and "  " not in tool["description"], name
+    for name in ("search", "fetch", "graph_hops"):
+        assert "untrusted_text" in tools[name]["description"], name
+    assert "withheld" in tools["grep"]["description"]

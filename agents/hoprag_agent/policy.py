@@ -182,7 +182,8 @@ def _read(ledger: Ledger, fresh: list[dict[str, Any]], seen: list[dict[str, Any]
     for r in seen:
         if r["id"] in scanned:  # a document retrieved again holds the directives already reported
             continue
-        for clause in directives(r.get("text", "")):
+        # an untrusted document's words come only in untrusted_text: scanned for directives, never read
+        for clause in directives(r.get("untrusted_text") or r.get("text", "")):
             found = {"id": r["id"], "clause": clause}
             if found not in ledger["directives"]:  # a document retrieved twice is reported once
                 ledger["directives"].append(found)
