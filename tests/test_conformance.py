@@ -111,9 +111,6 @@ def test_every_in_scope_scenario_passes(conformance):
     assert failing == {}
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="contract (issue 23): an unknown tool is JSON-RPC -32602 (today a tool "
-                                       "error, which tools-call-simple-text and tools-call-error take as a pass), "
-                                       "and no empty prompts/resources (prompts-list, resources-list pass on them)")
 def test_no_out_of_scope_scenario_passes(conformance):
     false_passes = sorted(name for name in out_of_scope() if passed(conformance.get(name, [])))
     assert false_passes == []

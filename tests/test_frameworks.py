@@ -9,8 +9,8 @@ with a bearer token and over stdio; each reports what the framework hands its mo
 whether the server still served afterwards. The judging is here, one helper per concept, so a
 contract change is lined up in one place.
 
-Tests marked ``xfail(strict=True, reason="contract: ...")`` check issue 23's tool contract that
-the server does not meet yet; they flip to passing (and then fail as XPASS) when it does.
+The contract they check is issue 23's (README, "Tools: a public contract"): trust marks on every
+text item, closed strict schemas, concise errors, and transport refusals each client can show.
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ VALID = [
     {"case": "graph_walk", "tool": "graph_walk", "args": {"start": "Falcon", "relation": "region"}},
     {"case": "graph_hops", "tool": "graph_hops", "args": {"query": "Falcon telemetry region"}},
     {"case": "graph_overview", "tool": "graph_overview", "args": {}},
-    {"case": "grep", "tool": "grep", "args": {"text": "Ignore"}},  # the untrusted upload's line
+    {"case": "grep", "tool": "grep", "args": {"text": "region"}},  # trusted lines, and the upload's "region attacker-zone"
+    {"case": "grep_untrusted", "tool": "grep", "args": {"text": "Ignore"}},  # only the untrusted upload's line
 ]
 BAD = [
     {"case": "wrong_type_k", "tool": "search", "args": {"query": "Aurora", "k": "three"}, "field": "k"},
@@ -56,10 +57,6 @@ OVER_LIMIT = {"case": "body_over_limit", "tool": "search", "args": {"query": OVE
 AUTH = [{"case": "missing_token", "headers": {}},
         {"case": "wrong_token", "headers": {"Authorization": "Bearer not-a-real-token"}}]
 
-CONTRACT = "contract (issue 23): "
-STRICT_TYPES = pytest.mark.xfail(strict=True, raises=AssertionError, reason=CONTRACT + "strict types and closed schemas")
-CONCISE = pytest.mark.xfail(strict=True, raises=AssertionError, reason=CONTRACT + "validation errors without input echo or library URLs")
-AUTH_BODY = pytest.mark.xfail(strict=True, raises=AssertionError, reason=CONTRACT + "401/413 with a JSON-RPC error body")
 
 
 def python_of(framework: str):
@@ -199,13 +196,12 @@ def test_lists_and_calls_every_tool(reports, framework, transport):
     assert got["graph_walk"]["answer"] == "us-east-2" and got["graph_walk"]["status"] == "agreed"
     assert got["graph_hops"]["passages"]
     assert "region" in {r["name"] for r in got["graph_overview"]["relations"]}
-    assert got["grep"]["matches"]
+    assert got["grep"]["matches"] and "d10" not in {m["id"] for m in got["grep"]["matches"]}
+    assert got["grep_untrusted"]["matches"] == [] and got["grep_untrusted"]["withheld"] == ["d10"]
 
 
 @pytest.mark.parametrize("tool", sorted(TEXT_ITEMS))
-def test_every_text_item_carries_a_trust_mark(reports, tool, request):
-    if tool in ("grep", "graph_walk"):
-        request.applymarker(pytest.mark.xfail(strict=True, raises=AssertionError, reason=CONTRACT + f"trust marks on {tool} results"))
+def test_every_text_item_carries_a_trust_mark(reports, tool):
     for framework in FRAMEWORKS:
         for transport in TRANSPORTS:
             result = payload(framework, connected(reports, framework, transport)["calls"][tool])
@@ -237,7 +233,6 @@ def test_bad_input_names_the_problem_and_the_server_keeps_serving(reports, case)
 
 @pytest.mark.parametrize("case", [c for c in BAD if c["case"] in ("string_for_int", "string_for_bool", "unknown_argument")],
                          ids=lambda c: c["case"])
-@STRICT_TYPES
 def test_strict_types_and_closed_schemas_refuse_loose_input(reports, case):
     for framework, transport, outcome in bad_outcomes(reports, case):
         where = f"{framework}/{transport}: {outcome['text'][:300]}"
@@ -247,16 +242,13 @@ def test_strict_types_and_closed_schemas_refuse_loose_input(reports, case):
 
 @pytest.mark.parametrize("case", [c for c in BAD if c["case"] in ("wrong_type_k", "wrong_type_query", "long_query")],
                          ids=lambda c: c["case"])
-@CONCISE
 def test_validation_errors_are_concise_in_every_framework(reports, case):
     for framework, transport, outcome in bad_outcomes(reports, case):
         assert concise(outcome["text"]), f"{framework}/{transport}: {outcome['text'][:600]}"
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
-def test_a_body_over_the_limit_says_so_and_the_server_keeps_serving(reports, framework, request):
-    if framework != "langchain":  # mcp 2 clients show a 413's body only when it is a JSON-RPC error
-        request.applymarker(AUTH_BODY)
+def test_a_body_over_the_limit_says_so_and_the_server_keeps_serving(reports, framework):
     outcome = connected(reports, framework, "http")["calls"]["body_over_limit"]
     assert outcome["alive"] and not outcome["ok"]
     assert says_body_too_large(shown(framework, outcome)), outcome["text"][:300]
@@ -264,9 +256,7 @@ def test_a_body_over_the_limit_says_so_and_the_server_keeps_serving(reports, fra
 
 @pytest.mark.parametrize("case", AUTH, ids=lambda c: c["case"])
 @pytest.mark.parametrize("framework", FRAMEWORKS)
-def test_a_missing_or_wrong_token_is_explained_and_the_server_keeps_serving(reports, framework, case, request):
-    if framework != "langchain":
-        request.applymarker(AUTH_BODY)
+def test_a_missing_or_wrong_token_is_explained_and_the_server_keeps_serving(reports, framework, case):
     report = reports[framework]
     outcome = report["auth"][case["case"]]
     assert not outcome["ok"] and outcome["alive"], outcome
@@ -276,7 +266,6 @@ def test_a_missing_or_wrong_token_is_explained_and_the_server_keeps_serving(repo
 # --- OpenAI strict mode: every tool converts, none falls back ----------------------------------
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=CONTRACT + "closed input schemas (graph_overview falls back today)")
 def test_openai_strict_conversion_keeps_every_tool_strict(reports, transport):
     tools = connected(reports, "openai", transport)["tools"]
     fallbacks = sorted(t["name"] for t in tools if not t["strict"])
@@ -284,7 +273,6 @@ def test_openai_strict_conversion_keeps_every_tool_strict(reports, transport):
     assert all(t["schema"].get("additionalProperties") is False for t in tools)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=CONTRACT + "optional arguments nullable, so strict mode keeps them optional")
 def test_openai_strict_conversion_keeps_optional_arguments_optional(reports):
     tools = connected(reports, "openai", "http")["tools"]
     assert [t["name"] for t in tools if not strict_optional_stays_optional(t)] == []
