@@ -86,7 +86,10 @@ def _dedent(lines: list[str]) -> list[str]:
 
 def fence_end(lines: list[str], start: int) -> int | None:
     """If ``lines[start]`` opens a fence, the index just past its closing line (or the end), else None."""
-    m = _FENCE.match(lines[start])
+    line = lines[start]
+    if "```" not in line and "~~~" not in line:  # what every fence holds: most lines are over in one C scan
+        return None
+    m = _FENCE.match(line)
     if not m or (m.group(2)[0] == "`" and "`" in m.group(3)):
         return None
     close = re.compile(rf"^[ \t]*(?:>[ \t]?)*{re.escape(m.group(2)[0])}{{{len(m.group(2))},}}[ \t]*$")
@@ -353,7 +356,8 @@ def _outside_code(lines: list[str], reduce: Callable[[str], str]) -> str:
 def markdown_text(text: str, mdx: bool = False) -> str:
     """Markdown (``mdx``: MDX, with its ESM lines, ``{/* */}`` comments and JSX content) reduced to its text."""
     raw = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    links = frozenset(m.group(1).lower() for m in map(_LINK_DEFINITION.match, raw) if m)
+    links = (frozenset(m.group(1).lower() for m in map(_LINK_DEFINITION.match, raw) if m) if "]:" in text
+             else frozenset())  # a definition holds ']:': most pages have none, and no line is matched
     return _outside_code(_Markdown(mdx).lines(raw), lambda s: _prose(s, mdx, links))
 
 
