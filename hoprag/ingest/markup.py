@@ -36,6 +36,9 @@ _LINK_DEFINITION = re.compile(r"^[ \t]{0,3}\[(?!\^)([^\]]+)\]:[ \t]*\S+.*$")
 _ESM = re.compile(r"^(?:import|export)[ \t{*]")
 _SNIPPETS = re.compile(r"^[ \t]*-{2,}8<-{2,}[ \t]*$")
 _FENCE_HEADS, _DROPPED_HEADS, _CONTAINER_HEADS = frozenset("`~>-*+0123456789"), frozenset("-;{*[("), frozenset("!?=/:")
+#: A line the line pass may change (its first character after spaces is one of the heads above):
+#: without one, and outside MDX, the pass is skipped (searched after a newline, as fast as a substring).
+_MARKUP_LINE = re.compile(r"\n[ \t]*[`~>\-*+0-9;{\[(!?=/:]")
 _MYST_TARGET = re.compile(r"^\([\w.:-]+\)=[ \t]*$")
 _OPTION = re.compile(r"^[ \t]*:[\w-]+:(?:[ \t].*)?$")
 
@@ -340,6 +343,10 @@ def _outside_code(lines: list[str], reduce: Callable[[str], str]) -> str:
         run.clear()
 
     i = 0
+    joined = "\n".join(lines)
+    if "```" not in joined and "~~~" not in joined:  # every fence holds one of these: without, all is prose
+        run += lines
+        i = len(lines)
     while i < len(lines):
         end = fence_end(lines, i) if lines[i].lstrip(" \t")[:1] in _FENCE_HEADS else None
         if end is None:
@@ -355,10 +362,12 @@ def _outside_code(lines: list[str], reduce: Callable[[str], str]) -> str:
 
 def markdown_text(text: str, mdx: bool = False) -> str:
     """Markdown (``mdx``: MDX, with its ESM lines, ``{/* */}`` comments and JSX content) reduced to its text."""
-    raw = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    raw = text.split("\n")
     links = (frozenset(m.group(1).lower() for m in map(_LINK_DEFINITION.match, raw) if m) if "]:" in text
              else frozenset())  # a definition holds ']:': most pages have none, and no line is matched
-    return _outside_code(_Markdown(mdx).lines(raw), lambda s: _prose(s, mdx, links))
+    lines = _Markdown(mdx).lines(raw) if mdx or _MARKUP_LINE.search("\n" + text) else raw
+    return _outside_code(lines, lambda s: _prose(s, mdx, links))
 
 
 # reStructuredText ---------------------------------------------------------------------------------------------
