@@ -12,6 +12,7 @@ from __future__ import annotations
 import codecs
 import hashlib
 import json
+import os
 import re
 import time
 from dataclasses import dataclass, field, replace
@@ -202,6 +203,22 @@ def _as_utf8(path: Path, data: bytes) -> tuple[bytes | None, list[Problem], list
         "text: re-save it as UTF-8 if a character looks wrong", reason="read as Windows-1252")]
 
 
+def _load(path: Path, max_bytes: int) -> tuple[os.stat_result, bytes]:
+    """A file's status and, unless it is over ``max_bytes``, its bytes: one open, ``fstat`` on it and
+    reads to the end -- half the time of pathlib's ``stat`` then ``read_bytes``, paid per file."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        stat = os.fstat(fd)
+        if stat.st_size > max_bytes:
+            return stat, b""
+        parts = []
+        while part := os.read(fd, max(stat.st_size + 1, 1 << 16)):  # to the end, should the file have grown
+            parts.append(part)
+        return stat, b"".join(parts)
+    finally:
+        os.close(fd)
+
+
 def _read(found_path: Path, rel: str, data: bytes, fixed: dict[str, Any], mtime: float, config: Config,
           keep: tuple[str, ...]) -> tuple[list[Passage], list[Problem], list[Problem], int, list[Problem]]:
     """A file's passages, problems (any refuses the file), notes, how many of its documents went into the
@@ -286,9 +303,8 @@ def index(src: Path, store: Store, groups: Sequence[str] = (), max_bytes: int = 
             continue
         present.add(item.rel)  # from here on a failure keeps the file's indexed version
         try:
-            stat = item.path.stat()
+            stat, data = _load(item.path, max_bytes)
             size = stat.st_size
-            data = item.path.read_bytes() if size <= max_bytes else b""
         except OSError as exc:
             report.failed.append(Outcome(where, [Problem(where, "file", f"unreadable: {exc.strerror or exc}; give "
                                                          "hoprag read access (chmod a+r) or move it out",
