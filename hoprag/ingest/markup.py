@@ -321,6 +321,16 @@ def _role_text(text: str) -> str:
     return text[1:].rsplit(".", 1)[-1] if text.startswith("~") else text
 
 
+def _trimmed(lines: list[str]) -> tuple[int, int]:
+    """Where ``lines`` start and end once blank lines are left off both ends."""
+    start, end = 0, len(lines)
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return start, end
+
+
 def _outside_code(lines: list[str], reduce: Callable[[str], str]) -> str:
     """``reduce`` applied to each run of lines outside fenced code; fences kept as they are. Blank
     lines in prose shrink to one (a fence stays glued to a line right before it)."""
@@ -328,11 +338,7 @@ def _outside_code(lines: list[str], reduce: Callable[[str], str]) -> str:
     run: list[str] = []
 
     def prose() -> None:
-        start, end = 0, len(run)
-        while start < end and not run[start].strip():
-            start += 1
-        while end > start and not run[end - 1].strip():
-            end -= 1
+        start, end = _trimmed(run)
         if start < end:
             text = reduce("\n".join(run[start:end]))
             if "\n\n\n" in text:
@@ -342,11 +348,12 @@ def _outside_code(lines: list[str], reduce: Callable[[str], str]) -> str:
             out.append("")
         run.clear()
 
-    i = 0
     joined = "\n".join(lines)
     if "```" not in joined and "~~~" not in joined:  # every fence holds one of these: without, all is prose
-        run += lines
-        i = len(lines)
+        start, end = _trimmed(lines)
+        text = reduce("\n".join(lines[start:end])) if start < end else ""
+        return (_BLANKS.sub("\n\n", text) if "\n\n\n" in text else text).strip()
+    i = 0
     while i < len(lines):
         end = fence_end(lines, i) if lines[i].lstrip(" \t")[:1] in _FENCE_HEADS else None
         if end is None:
