@@ -251,6 +251,68 @@ def side_by_side(
     return rows
 
 
+#: One timed index phase in a fresh interpreter of the checkout on ``PYTHONPATH``: a warm-up run (lazy
+#: imports, compiled patterns, the page cache), then the best of ``repeat`` runs, CPU and wall seconds.
+_INDEX_PROBE = """
+import json, sys, tempfile, time
+from pathlib import Path
+from hoprag.ingest import index
+from hoprag.store import open_store
+src, repeat = Path(sys.argv[1]), int(sys.argv[2])
+best = None
+for n in range(repeat + 1):
+    with tempfile.TemporaryDirectory() as tmp:
+        store = open_store(Path(tmp) / "store.db", create=True)
+        cpu, wall = time.process_time(), time.perf_counter()
+        report = index(src, store)
+        took = (time.process_time() - cpu, time.perf_counter() - wall)
+        store.close()
+    if n and (best is None or took[0] < best[0]):
+        best = took
+print(json.dumps({"cpu_s": best[0], "wall_s": best[1], "passages": report.passages, "files": report.files}))
+"""
+
+
+def index_speed(
+    against: Path = typer.Option(..., "--against", help="Another checkout of hoprag (say the previous release, "
+                                 "`git worktree add`): its index phase alternates with this one's."),
+    files: int = typer.Option(3000, "--files", min=10, help="Synthetic Markdown files (one heading and one "
+                              "paragraph each) when no --corpus is given."),
+    corpus: Optional[Path] = typer.Option(None, "--corpus", help="Index this folder instead (say a docs site)."),
+    runs: int = typer.Option(7, "--runs", min=1, help="Fresh processes of each checkout, alternating."),
+    repeat: int = typer.Option(3, "--repeat", min=1, help="Timed index runs in each process (the best counts)."),
+    out: Path = typer.Option(OUT / "index-speed", "--out", help="Directory for the synthetic files."),
+) -> dict[str, Any]:
+    """The index phase (``hoprag.ingest.index`` into a fresh store) per passage, this checkout against
+    another, each in fresh processes taking turns (a noisy machine slows both alike): CPU ms per
+    passage and the ratio of each pair."""
+    src = corpus if corpus is not None else write_files(out / "files", files)
+    trees = {"this checkout": Path(__file__).resolve().parent.parent, "--against": against.resolve()}
+    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
+    for _ in range(runs):
+        for name, tree in trees.items():
+            env = {**os.environ, "PYTHONPATH": str(tree)}
+            done = subprocess.run([sys.executable, "-c", _INDEX_PROBE, str(src.resolve()), str(repeat)], cwd=tree,
+                                  env=env, capture_output=True, text=True)
+            if done.returncode:
+                raise RuntimeError(f"{tree}: the index probe failed: {done.stderr.strip()[-500:]}")
+            rows[name].append(json.loads(done.stdout.splitlines()[-1]))
+    ratios = sorted(a["cpu_s"] / a["passages"] / (b["cpu_s"] / b["passages"])
+                    for a, b in zip(rows["this checkout"], rows["--against"]))
+    lines = [f"{src}: index phase, {runs} alternating processes each, best of {repeat} runs in each", "",
+             "| checkout | files | passages | CPU ms per passage, median (min–max) | wall ms per passage, median |",
+             "|---|---|---|---|---|"]
+    for name, got in rows.items():
+        cpu = [r["cpu_s"] / r["passages"] * 1000 for r in got]
+        wall = statistics.median(r["wall_s"] / r["passages"] * 1000 for r in got)
+        lines.append(f"| {name} ({trees[name]}) | {got[0]['files']:,} | {got[0]['passages']:,} | "
+                     f"{statistics.median(cpu):.3f} ({min(cpu):.3f}–{max(cpu):.3f}) | {wall:.3f} |")
+    lines += ["", f"per passage, this checkout / --against: median {statistics.median(ratios):.2f}× "
+              f"(pairs {ratios[0]:.2f}–{ratios[-1]:.2f}), load average {os.getloadavg()[0]:.1f}"]
+    typer.echo("\n".join(lines))
+    return {"rows": rows, "ratios": ratios}
+
+
 def phases(
     store: Path = typer.Option(..., "--store", help="A store built by `hoprag index`."),
     access: Path = typer.Option(..., "--access", help="Its access file: every principal's view and graph is built."),

@@ -341,7 +341,7 @@ def _lone_surrogate(value: Any) -> bool:
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            if _SURROGATE.search(item):
+            if not item.isascii() and _SURROGATE.search(item):  # isascii: one C pass, most text is
                 return True
         elif isinstance(item, (list, tuple, set, dict)) and id(item) not in seen:
             seen.add(id(item))

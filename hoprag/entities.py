@@ -32,8 +32,9 @@ from .tokens import STOP, fold, tokenize
 CONNECTORS = frozenset("of the de du la le del della von van der den da di des y and for upon on".split())
 MONTHS = frozenset("january february march april may june july august september october november december".split())
 _SPAN = re.compile(r"[A-Z][\w'’.-]*(?:\s+(?:(?:of|the|de|du|la|le|von|van|del|da|di|and)\s+)*[A-Z][\w'’.-]*)*")
-#: Sentence ends, except after an initial or a two-letter abbreviation ("Harris W. Fawell", "St. Louis").
-_SENTENCES = re.compile(r"(?<!\b[A-Z]\.)(?<!\b[A-Z][a-z]\.)(?<=[.!?;])\s+|\n+")
+#: Sentence ends, except after an initial or a two-letter abbreviation ("Harris W. Fawell", "St. Louis");
+#: the punctuation is looked for first, so most positions fail on one character (twice as fast).
+_SENTENCES = re.compile(r"(?<=[.!?;])(?<!\b[A-Z]\.)(?<!\b[A-Z][a-z]\.)\s+|\n+")
 MAX_NGRAM = 8
 #: A sentence's full stop caught at the end of a name ("... depends on Cirrus."): not part of it; an
 #: abbreviation's is ("U.S.", "St.").

@@ -9,8 +9,10 @@ import re
 import unicodedata
 
 #: The chapter's ``[a-z0-9-]+``, widened to letters and digits of every script so that
-#: non-English text is searchable too; on ASCII text the two are identical.
-_WORD = re.compile(r"(?:[^\W_]|-)+")
+#: non-English text is searchable too; on ASCII text the two are identical. A token is a run of
+#: letters, digits and hyphens: found as runs of one character class (word characters and hyphens,
+#: twice as fast as an alternation tried per character), then split at the underscores they hold.
+_RUN = re.compile(r"[-\w]+")
 
 #: English function words: never a bridge on their own, dropped from follow-up queries.
 STOP = frozenset(
@@ -24,7 +26,8 @@ STOP = frozenset(
 
 def tokenize(text: str) -> list[str]:
     """Split text into lowercased overlap tokens (letters, digits, hyphens)."""
-    return _WORD.findall(text.lower())
+    runs = _RUN.findall(text.lower())
+    return [t for run in runs for t in run.split("_") if t] if "_" in text else runs
 
 
 def token_count(text: str) -> int:

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from benchmarks import synthetic
 from benchmarks.chapter.bench import chapter
 from benchmarks.httpload import ENDPOINTS, have_wrk
-from benchmarks.ingest_bench import ingest, side_by_side
+from benchmarks.ingest_bench import index_speed, ingest, side_by_side
 from benchmarks.load import load, soak
 from benchmarks.server_bench import expected, scale, server, wrong_samples
 from hoprag.corpus import load_corpus
@@ -20,7 +20,7 @@ from hoprag.engine import Engine
 from hoprag.settings import DEMO_CORPUS
 
 app = typer.Typer()
-for command in (server, scale, load, soak, ingest, side_by_side):
+for command in (server, scale, load, soak, ingest, side_by_side, index_speed):
     app.command(command.__name__.replace("_", "-"))(command)
 
 
@@ -87,6 +87,15 @@ def test_ingest_and_cold_start_benches_serve_from_the_store_they_index(tmp_path)
                                       "--against", str(Path(__file__).resolve().parent.parent)])
     assert result.exit_code == 0, result.output
     assert result.output.count("| this checkout") == 1 and result.output.count("| --against") == 1
+
+
+def test_index_speed_alternates_two_checkouts_over_the_same_files(tmp_path):
+    result = CliRunner().invoke(app, ["index-speed", "--files", "20", "--runs", "2", "--repeat", "1", "--out",
+                                      str(tmp_path), "--against", str(Path(__file__).resolve().parent.parent)])
+    assert result.exit_code == 0, f"{result.output}\n{result.exception!r}"
+    rows = [line for line in result.output.splitlines() if line.startswith(("| this checkout", "| --against"))]
+    assert len(rows) == 2 and all("| 20 | 20 |" in row for row in rows), result.output  # files, passages
+    assert "per passage, this checkout / --against: median" in result.output
 
 
 def test_load_checks_answers_against_the_engine(tmp_path):

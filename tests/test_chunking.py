@@ -555,3 +555,21 @@ def test_a_realistic_docusaurus_page(tmp_path: Path):
     assert "  regions: [\"fra\", \"iad\"],\n\n  // memory per function, in MB" in config[0]  # whole, blank line too
     assert "Warning:\nA rollback redeploys" in text
     assert all(s.startswith("Deploying to the edge") for s, _ in parts)
+
+
+@pytest.mark.parametrize("body", [
+    "# Title\n\nOne short paragraph.",
+    "No heading at all, one paragraph.\n\nAnd a second one.",
+    "# Setup\n\nInstall it:\n\n```sh\npip install x\n```\n\n- a list item\n- another",
+    "# A\n\n## B\n\nText under B.\n\n## C\n\nText under C.",
+    "# Long\n\n" + "A sentence that goes on for a while. " * 60,
+    "# Two\n\n" + "Enough words to stand alone here. " * 10 + "\n\n## Next\n\n" + "More words in the next part. " * 10,
+])
+def test_a_section_that_fits_comes_out_as_packing_would_make_it(body):
+    """``chunk`` skips packing for a lone section within the bound: its passages are packing's own."""
+    from hoprag.ingest.chunk import _groups, _items, _pack, _render, _sections
+
+    minimum = min(MIN_PASSAGE_CHARS, MAX_PASSAGE_CHARS // 2)
+    packed = [_render(p) for g in _groups(_sections(body, True), minimum)
+              for p in _pack(_items(g, MAX_PASSAGE_CHARS), MAX_PASSAGE_CHARS, minimum)]
+    assert chunk(body) == [(section, text) for section, text in packed if text]

@@ -322,6 +322,13 @@ def test_tokenize_is_the_chapters_tokenizer_on_ascii(text):
     assert tokenize(text) == re.findall(r"[a-z0-9-]+", text.lower())
 
 
+@FUZZ
+@given(text=st.text(st.characters(), max_size=200))
+@example(text="snake_case_name __init__ a_-_b é_1")
+def test_tokenize_is_maximal_runs_of_letters_digits_and_hyphens(text):
+    assert tokenize(text) == re.findall(r"(?:[^\W_]|-)+", text.lower())  # the definition, tried per character
+
+
 def test_tokenize_is_linear_on_a_long_run():
     assert tokenize("a-" * 200_000) == ["a-" * 199_999 + "a-"]
 

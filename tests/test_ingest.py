@@ -8,6 +8,7 @@ import os
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -184,14 +185,14 @@ def test_bad_input_is_one_line_per_file_and_nothing_else_is_lost(tree: Path, tmp
     (tree / "mostly.md").write_bytes("Crème brûlée runs in region ".encode() + b"\xff eu-south-4.")  # one stray byte
     (tree / "extra.md").write_text("---\ngroups: [engineering]\ncolour: red\n---\nHello.\n")
     (tree / "kiln.html").write_text(HTML_PAGE)
-    real = Path.read_bytes
+    real = os.open
 
-    def read_bytes(path: Path) -> bytes:  # chmod 000 cannot stop root, which CI runs as
-        if path.name == "locked.md":
+    def open_file(path: Any, flags: int, *args: Any) -> int:  # chmod 000 cannot stop root, which CI runs as
+        if Path(path).name == "locked.md":
             raise PermissionError(13, "Permission denied")
-        return real(path)
+        return real(path, flags, *args)
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(os, "open", open_file)
     result = CliRunner().invoke(app, ["index", str(tree), "--store", str(tmp_path / "s.db"), "--groups", "engineering"])
     assert result.exit_code == 0, result.output  # some files failed, the others are in
     failed = [line for line in result.stderr.splitlines() if line.startswith("failed: ")]

@@ -42,11 +42,12 @@ def discover(src: Path) -> tuple[list[Found], list[Problem]]:
                                     "read access (chmod a+rx) or move it out", reason="unreadable"))
             return
         for entry in entries:
-            name, where = entry.name, shown / entry.name
-            child_rel = f"{rel}{name}"
+            name = entry.name
             if name.startswith(".") or (not rel and name in CONFIG_FILES):
                 continue
-            target = Path(entry.path)
+            where, child_rel, target = shown / name, f"{rel}{name}", Path(entry.path)
+            # what the listing already knows (no stat per file), unless a link has to be followed
+            is_dir, is_file = entry.is_dir(follow_symlinks=False), entry.is_file(follow_symlinks=False)
             if entry.is_symlink():
                 try:
                     target = target.resolve(strict=True)
@@ -65,13 +66,14 @@ def discover(src: Path) -> tuple[list[Found], list[Problem]]:
                                             "refused: copy the file in or index its folder instead",
                                             reason="linking outside the folder"))
                     continue
-            if target.is_dir():
+                is_dir, is_file = target.is_dir(), target.is_file()
+            if is_dir:
                 if target in entered:
                     problems.append(Problem(str(where), "symlink", "symlink loop (a folder reached twice); remove the link",
                                             reason="in a symlink loop"))
                     continue
                 walk(target, where, child_rel + "/")
-            elif target.is_file():
+            elif is_file:
                 found.append(Found(target, child_rel))
             else:
                 problems.append(Problem(str(where), "file", "not a regular file (device, socket or pipe); move it out",

@@ -47,6 +47,9 @@ def _utf8(data: bytes, where: str) -> tuple[str | None, list[Problem]]:
 
 def first_heading(text: str) -> str:
     """The first heading of Markdown ``text`` (``#`` or underlined), never a ``#`` line inside code."""
+    opening = _HEADING.match(text.partition("\n")[0])
+    if opening:  # the usual page opens with its title (a '#' line never opens a fence)
+        return opening.group(2).strip()
     from .markup import fence_end
 
     lines = text.split("\n")

@@ -36,6 +36,9 @@ _LINK_DEFINITION = re.compile(r"^[ \t]{0,3}\[(?!\^)([^\]]+)\]:[ \t]*\S+.*$")
 _ESM = re.compile(r"^(?:import|export)[ \t{*]")
 _SNIPPETS = re.compile(r"^[ \t]*-{2,}8<-{2,}[ \t]*$")
 _FENCE_HEADS, _DROPPED_HEADS, _CONTAINER_HEADS = frozenset("`~>-*+0123456789"), frozenset("-;{*[("), frozenset("!?=/:")
+#: A line the line pass may change (its first character after spaces is one of the heads above):
+#: without one, and outside MDX, the pass is skipped (searched after a newline, as fast as a substring).
+_MARKUP_LINE = re.compile(r"\n[ \t]*[`~>\-*+0-9;{\[(!?=/:]")
 _MYST_TARGET = re.compile(r"^\([\w.:-]+\)=[ \t]*$")
 _OPTION = re.compile(r"^[ \t]*:[\w-]+:(?:[ \t].*)?$")
 
@@ -86,7 +89,10 @@ def _dedent(lines: list[str]) -> list[str]:
 
 def fence_end(lines: list[str], start: int) -> int | None:
     """If ``lines[start]`` opens a fence, the index just past its closing line (or the end), else None."""
-    m = _FENCE.match(lines[start])
+    line = lines[start]
+    if "```" not in line and "~~~" not in line:  # what every fence holds: most lines are over in one C scan
+        return None
+    m = _FENCE.match(line)
     if not m or (m.group(2)[0] == "`" and "`" in m.group(3)):
         return None
     close = re.compile(rf"^[ \t]*(?:>[ \t]?)*{re.escape(m.group(2)[0])}{{{len(m.group(2))},}}[ \t]*$")
@@ -315,6 +321,16 @@ def _role_text(text: str) -> str:
     return text[1:].rsplit(".", 1)[-1] if text.startswith("~") else text
 
 
+def _trimmed(lines: list[str]) -> tuple[int, int]:
+    """Where ``lines`` start and end once blank lines are left off both ends."""
+    start, end = 0, len(lines)
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return start, end
+
+
 def _outside_code(lines: list[str], reduce: Callable[[str], str]) -> str:
     """``reduce`` applied to each run of lines outside fenced code; fences kept as they are. Blank
     lines in prose shrink to one (a fence stays glued to a line right before it)."""
@@ -322,11 +338,7 @@ def _outside_code(lines: list[str], reduce: Callable[[str], str]) -> str:
     run: list[str] = []
 
     def prose() -> None:
-        start, end = 0, len(run)
-        while start < end and not run[start].strip():
-            start += 1
-        while end > start and not run[end - 1].strip():
-            end -= 1
+        start, end = _trimmed(run)
         if start < end:
             text = reduce("\n".join(run[start:end]))
             if "\n\n\n" in text:
@@ -336,6 +348,11 @@ def _outside_code(lines: list[str], reduce: Callable[[str], str]) -> str:
             out.append("")
         run.clear()
 
+    joined = "\n".join(lines)
+    if "```" not in joined and "~~~" not in joined:  # every fence holds one of these: without, all is prose
+        start, end = _trimmed(lines)
+        text = reduce("\n".join(lines[start:end])) if start < end else ""
+        return (_BLANKS.sub("\n\n", text) if "\n\n\n" in text else text).strip()
     i = 0
     while i < len(lines):
         end = fence_end(lines, i) if lines[i].lstrip(" \t")[:1] in _FENCE_HEADS else None
@@ -352,9 +369,12 @@ def _outside_code(lines: list[str], reduce: Callable[[str], str]) -> str:
 
 def markdown_text(text: str, mdx: bool = False) -> str:
     """Markdown (``mdx``: MDX, with its ESM lines, ``{/* */}`` comments and JSX content) reduced to its text."""
-    raw = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    links = frozenset(m.group(1).lower() for m in map(_LINK_DEFINITION.match, raw) if m)
-    return _outside_code(_Markdown(mdx).lines(raw), lambda s: _prose(s, mdx, links))
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    raw = text.split("\n")
+    links = (frozenset(m.group(1).lower() for m in map(_LINK_DEFINITION.match, raw) if m) if "]:" in text
+             else frozenset())  # a definition holds ']:': most pages have none, and no line is matched
+    lines = _Markdown(mdx).lines(raw) if mdx or _MARKUP_LINE.search("\n" + text) else raw
+    return _outside_code(lines, lambda s: _prose(s, mdx, links))
 
 
 # reStructuredText ---------------------------------------------------------------------------------------------

@@ -100,7 +100,8 @@ def document_id(rel: str) -> str:
     return f"{prefix}-{digest}" if prefix else digest
 
 
-def file_defaults(path: Path, rel: str, title: str) -> dict[str, Any]:
-    """``source``, ``updated`` and ``title`` of a file that does not state them."""
-    mtime = dt.datetime.fromtimestamp(path.stat().st_mtime, dt.timezone.utc).date()
-    return {"source": path.as_uri(), "updated": mtime.isoformat(), "title": title or valid_text(Path(rel).stem)}
+def file_defaults(path: Path, rel: str, title: str, mtime: float) -> dict[str, Any]:
+    """``source``, ``updated`` (from ``mtime``, the ``st_mtime`` the caller's ``stat`` read) and ``title``
+    of a file that does not state them."""
+    day = dt.datetime.fromtimestamp(mtime, dt.timezone.utc).date()
+    return {"source": path.as_uri(), "updated": day.isoformat(), "title": title or valid_text(Path(rel).stem)}

@@ -137,11 +137,12 @@ class SqliteStore:
             return self._db.execute("SELECT count(*) FROM passages").fetchone()[0]
 
     def apply(self, changes: Changes) -> int:
+        groups: dict[frozenset[str], str] = {}  # a folder's passages share a few group sets: each encoded once
         rows = [(p.doc.id, path, p.doc.document_id, p.doc.position, p.doc.section, p.doc.title, p.doc.text,
-                 json.dumps(sorted(p.doc.groups)), int(p.doc.trusted), p.doc.source,
-                 p.doc.updated.isoformat() if p.doc.updated else None,
+                 groups.get(p.doc.groups) or groups.setdefault(p.doc.groups, json.dumps(sorted(p.doc.groups))),
+                 int(p.doc.trusted), p.doc.source, p.doc.updated.isoformat() if p.doc.updated else None,
                  json.dumps(p.doc.triples) if p.doc.triples is not None else None,
-                 json.dumps(p.facts), p.doc.path, p.doc.front_matter or None)
+                 json.dumps(p.facts) if p.facts else "[]", p.doc.path, p.doc.front_matter or None)
                 for path, (_, passages) in changes.upsert.items() for p in passages]
         with self._lock:
             db = self._db
