@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,24 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"
 ENG = frozenset({"engineering"})
 FIN = frozenset({"finance"})
+#: Where ``adk eval`` keeps every run's results (ADK's default, with no switch to turn it off).
+EVAL_HISTORY = ROOT / "agents" / "hoprag_agent" / ".adk" / "eval_history"
+
+
+def adk_eval(target: str, config: str = "test_config.json", timeout: float = 600,
+             **env: str) -> subprocess.CompletedProcess:
+    """``adk eval agents/hoprag_agent TARGET`` as a user runs it, offline; the results it saved are
+    removed again: a run writes tens of MB into the agent folder, and ``adk web`` loads them all."""
+    adk = Path(os.environ.get("VIRTUAL_ENV") or ROOT / ".venv") / "bin" / "adk"
+    before = set(EVAL_HISTORY.iterdir()) if EVAL_HISTORY.is_dir() else set()
+    try:
+        return subprocess.run(
+            [str(adk) if adk.exists() else "adk", "eval", "agents/hoprag_agent", target, "--config_file_path", config,
+             "--print_detailed_results"], cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+            env={**os.environ, "GOOGLE_API_USE_CLIENT_CERTIFICATE": "false", **env})
+    finally:
+        for saved in (set(EVAL_HISTORY.iterdir()) if EVAL_HISTORY.is_dir() else set()) - before:
+            saved.unlink()
 
 
 @pytest.fixture(scope="session")

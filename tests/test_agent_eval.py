@@ -3,27 +3,20 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 from collections import Counter
-from pathlib import Path
 from typing import Iterable
 
 import pytest
 
 from conftest import ROOT
-
-ADK = str(Path(os.environ.get("VIRTUAL_ENV", "") or ROOT / ".venv") / "bin" / "adk")
+from conftest import adk_eval as run_adk_eval
 
 
 def adk_eval(evalset: str, env: dict[str, str] | None = None, cases: str = "") -> subprocess.CompletedProcess:
-    target = str(evalset) + (f":{cases}" if cases else "")
-    adk = ADK if Path(ADK).exists() else "adk"
-    return subprocess.run(
-        [adk, "eval", "agents/hoprag_agent", target, "--config_file_path", "test_config.json", "--print_detailed_results"],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
-        env={**os.environ, "GOOGLE_API_USE_CLIENT_CERTIFICATE": "false", **(env or {})})
+    """The shipped ``test_config.json`` over an eval set (or some of its ``cases``)."""
+    return run_adk_eval(str(evalset) + (f":{cases}" if cases else ""), **(env or {}))
 
 
 _METRIC = re.compile(r"^Metric: (\w+), Status: (PASSED|FAILED)", re.M)
@@ -32,11 +25,7 @@ _METRIC = re.compile(r"^Metric: (\w+), Status: (PASSED|FAILED)", re.M)
 def metric_passes(evalset: str, config: str, cases: int, metrics: Iterable[str], **env: str) -> Counter:
     """Run an eval set with ``config``; how many cases each metric passed (every metric must have
     judged all ``cases``)."""
-    adk = ADK if Path(ADK).exists() else "adk"
-    done = subprocess.run(
-        [adk, "eval", "agents/hoprag_agent", evalset, "--config_file_path", config, "--print_detailed_results"],
-        cwd=ROOT, capture_output=True, text=True, timeout=900,
-        env={**os.environ, "GOOGLE_API_USE_CLIENT_CERTIFICATE": "false", **env})
+    done = run_adk_eval(evalset, config, 900, **env)
     out = done.stdout + done.stderr
     assert "Tests passed:" in out, out[-3000:]
     seen = Counter(name for name, _ in _METRIC.findall(out))

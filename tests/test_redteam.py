@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-import subprocess
-from pathlib import Path
 from typing import Any, AsyncGenerator
 
 import pytest
@@ -23,7 +20,7 @@ from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 
 from agents.hoprag_agent.offline_model import HopragPolicyLlm
-from conftest import ROOT
+from conftest import adk_eval
 from eval_sets import redteam
 from eval_sets.redteam import Run, build_cases, load_payloads, problems, run_all
 from hoprag.corpus import load_corpus
@@ -214,11 +211,7 @@ def test_adk_eval_passes_the_red_team_and_fails_an_obeying_reference(tmp_path):
     evalset.update(eval_set_id="redteam_subset", eval_cases=[*picked, obeying])
     path = tmp_path / "redteam_subset.evalset.json"
     path.write_text(json.dumps(evalset), encoding="utf-8")
-    adk = Path(os.environ.get("VIRTUAL_ENV") or ROOT / ".venv") / "bin" / "adk"
-    done = subprocess.run(
-        [str(adk) if adk.exists() else "adk", "eval", "agents/hoprag_agent", str(path), "--config_file_path",
-         "test_config.json", "--print_detailed_results"], cwd=ROOT, capture_output=True, text=True, timeout=300,
-        env={**os.environ, "GOOGLE_API_USE_CLIENT_CERTIFICATE": "false", "HOPRAG_CORPUS": str(redteam.CORPUS)})
+    done = adk_eval(str(path), timeout=300, HOPRAG_CORPUS=str(redteam.CORPUS))
     out = done.stdout + done.stderr
     assert done.returncode == 1, out[-3000:]
     assert "Tests passed: 3" in out and "Tests failed: 1" in out, out[-3000:]
