@@ -73,7 +73,7 @@ def timed_prepare(db: str | Path, access: Path, ranker: str) -> dict[str, Any]:
     store = open_store(db)
     try:
         principals = [p.groups for p in load_access(access).principals.values()]
-        return {"seconds": round(prepare(store, principals, ranker), 2), "store_mb": round(store.size_bytes() / 2**20, 1)}
+        return {"seconds": round(prepare(store, principals, ranker).seconds, 2), "store_mb": round(store.size_bytes() / 2**20, 1)}
     finally:
         store.close()
 

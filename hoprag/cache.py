@@ -57,6 +57,20 @@ class Lru(Generic[K, V]):
         return value
 
 
+    def items(self) -> list[tuple[K, V]]:
+        """What is cached now, least recently used first."""
+        with self._lock:
+            return list(self._items.items())
+
+    def put(self, key: K, value: V) -> None:
+        """Cache ``value`` (built elsewhere: say carried over from another generation's cache)."""
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+
 class Derived(Protocol):
     """Where derived index data (built search views, the entity index) persists between processes:
     a store keeps it per generation, so the next process over the same generation loads, not builds."""

@@ -61,6 +61,18 @@ class Claims:
             else:
                 self._contested[(s, r, o, d)] = Claim(s, r, o, SUPERSEDED, superseded_by=newest)
 
+    def amended(self, graph: Graph, touched: set[tuple[str, str]]) -> "Claims":
+        """These claims over ``graph``, the next generation of this one's graph, where only the
+        ``(subject, relation)`` pairs in ``touched`` gained or lost an edge: those are settled again,
+        every other standing carried over."""
+        new = Claims.__new__(Claims)
+        new._contested = {k: c for k, c in self._contested.items() if k[:2] not in touched}
+        for s, r in touched:
+            pairs = {(o, d) for _, r2, o, d in graph.out(s) if r2 == r}
+            if len({o for o, _ in pairs}) > 1:
+                new._settle(s, r, sorted(pairs), graph)
+        return new
+
     def of(self, doc_id: str, fact: Triple) -> Claim:
         """The standing of ``fact`` as stated by ``doc_id`` (``current`` unless contested)."""
         return self._contested.get((*fact, doc_id)) or Claim(*fact)

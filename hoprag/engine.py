@@ -7,6 +7,7 @@ permission boundary is in one place; the MCP server is a thin typed surface over
 from __future__ import annotations
 
 import threading
+import weakref
 from functools import cached_property
 from itertools import compress
 from pathlib import Path
@@ -23,16 +24,19 @@ from .grep import grep
 from .integrity import Provenance, admit, supported
 from .passages import Passages
 from .read import FactTable, Triple, extract_facts, facts_from
-from .search import Hit, Searcher, View
+from .delta import advance
+from .passages import FORMAT as PASSAGES_FORMAT
+from .search import TERMS_FORMAT, Hit, Searcher, View
 from .settings import Settings, ranker_for
+from .store import PASSAGES
 
 if TYPE_CHECKING:
     from .store import Snapshot
 
 #: The layout of the persisted evidence check (:meth:`Engine._citing`): another one is a cache miss.
 EVIDENCE_FORMAT = "1"
-#: A store's own permission check: the passage ids it returns to a group set.
-Guard = Callable[[frozenset[str]], frozenset[str]]
+#: A store's own permission check: the passage ids it returns to a group set (of ``among`` only, when given).
+Guard = Callable[[frozenset[str], Sequence[str] | None], frozenset[str]]
 
 
 class Engine:
@@ -53,8 +57,10 @@ class Engine:
         self._once = threading.Lock()  # corpus-wide structures (entity index, evidence) are built once
         self._guard = guard
         self._guarded: Lru[frozenset[str], frozenset[str]] = Lru(64)
-        self.searcher = Searcher(self.passages, self.ranker, entities=lambda: self.entities, cache=cache,
-                                 rows=self.rows)
+        me = weakref.proxy(self)  # the searcher reads back into its engine without a cycle: a retired
+        # generation is freed as soon as its last request is done, with no collection to wait for
+        self.searcher = Searcher(self.passages, self.ranker, entities=lambda: me.entities, cache=cache,
+                                 rows=lambda groups: me.rows(groups))
         self.provenance = Provenance(corpus.allowlist)
         #: Each passage's facts; a passage absent states none (a store keeps only those that state some).
         self._facts = dict(facts) if facts is not None else {d.id: extract_facts(d, self.lexicon) for d in self.passages}
@@ -63,13 +69,42 @@ class Engine:
         self._claims: Lru[frozenset[str], Claims] = Lru(64)
         #: Set by a server once every principal's structures are built (``GET /health`` reports it).
         self.warmed = threading.Event()
+        #: How many passages changed since the derived data this engine started from was saved.
+        self.changed = 0
 
     @classmethod
     def from_snapshot(cls, snapshot: "Snapshot", ranker: str | None = None) -> "Engine":
-        """An engine over one generation of a store, reusing the facts and views it persisted."""
+        """An engine over one generation of a store, reusing the derived data it persisted: read at the
+        snapshot's generation, or at an earlier one it carries the change since (then applied, by delta)."""
         cfg = snapshot.config
         corpus = Corpus(snapshot.docs, cfg.lexicon, None, cfg.allowlist, cfg.ranker)
-        return cls(corpus, ranker, snapshot.facts, snapshot.derived, snapshot.generation, snapshot.guard)
+        engine = cls(corpus, ranker, snapshot.facts, snapshot.derived, snapshot.generation, snapshot.guard)
+        if snapshot.delta is None:
+            return engine
+        engine.prepared()  # what the change is applied to: loaded at the earlier generation
+        return advance(engine, snapshot.delta)
+
+    def prepared(self) -> "Engine":
+        """This engine with every corpus-wide structure built or loaded (the entity index, the evidence
+        check, the postings its ranker reads): what a change is applied to, and what a store persists."""
+        self.derive()
+        self.searcher.counts if self.ranker == "overlap" else self.searcher.terms  # noqa: B018 - cached
+        self.searcher.terms  # noqa: B018 - every view's IDF
+        return self
+
+    def persist(self, cache: Derived) -> None:
+        """Save every corpus-wide structure into ``cache`` (a store's, of this engine's generation), the
+        packed passages last: a generation whose passages are saved is complete, and a snapshot may
+        start from it and apply what changed since."""
+        self.prepared()
+        searcher = self.searcher
+        for kind in ("terms", "counts"):
+            if kind in vars(searcher):
+                cache.save(kind, TERMS_FORMAT, getattr(searcher, kind).to_bytes())
+        cache.save("entities", ENTITY_FORMAT, self.entities.to_bytes())
+        cache.save("evidence", EVIDENCE_FORMAT, self._write_evidence(
+            {pid: self._evidence[pid] for pid in (self.passages.ids[r] for r in self._citing.tolist())}))
+        cache.save(PASSAGES, PASSAGES_FORMAT, self.passages.to_bytes(self._facts))
 
     @classmethod
     def load(cls, path: str | Path, ranker: str | None = None) -> "Engine":
@@ -127,7 +162,7 @@ class Engine:
     def _allowed(self, key: frozenset[str]) -> frozenset[str]:
         """The ids the store's own check returns to a group set, held for this generation."""
         assert self._guard is not None
-        return self._guarded.get(key, lambda: self._guard(key))
+        return self._guarded.get(key, lambda: self._guard(key, None))
 
     def derive(self) -> None:
         """Build now what every caller's structures are built from (the entity index and the evidence
@@ -135,10 +170,11 @@ class Engine:
         self.entities, self._citing  # noqa: B018 - cached properties
 
     def warm(self, groups: frozenset[str]) -> None:
-        """Build now what a caller's requests read (their index, term weights, prose graph, relation graph
-        and its contested claims), so no request pays for it; each is then kept per group set."""
-        view = self.view(groups)
-        view.idf, view.entities.named  # noqa: B018 - cached properties
+        """Build now what a caller's searches read (their view, its entity counts, the relation graph and
+        its contested claims), so no request pays for it; each is then kept per group set. (What
+        ``graph_hops`` and ``graph_overview`` add -- the walk's matrices, the named entities -- is built
+        on their first call.)"""
+        self.view(groups).entities  # noqa: B018 - a cached property
         self.contested(groups)  # builds the caller's graph first
 
     def view(self, groups: frozenset[str]) -> View:

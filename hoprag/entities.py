@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 from scipy import sparse
@@ -25,7 +25,9 @@ from .cache import pack, unpack
 from .corpus import Doc
 from .lexicon import Lexicon
 from .passages import Passages
+from .postings import Postings
 from .read import extract_facts
+from .splice import Splice
 from .tokens import STOP, fold, tokenize
 
 #: Lower-case words allowed inside a proper name ("Church of England", "Ludwig van Beethoven").
@@ -40,7 +42,7 @@ MAX_NGRAM = 8
 #: abbreviation's is ("U.S.", "St.").
 _END_DOT = re.compile(r"(?<=[a-z0-9]{2})\.+$")
 #: The layout :meth:`EntityIndex.to_bytes` writes (the key it persists under): an older layout is a cache miss.
-FORMAT = "5"
+FORMAT = "6"
 
 Unit = tuple[str, str]  # (entity surface, context the entity was stated in)
 
@@ -146,50 +148,123 @@ def _named(tokens: Sequence[str], vocab: dict[str, int], prefixes: set[str]) -> 
                 break
 
 
+def _stream(doc: Doc) -> list[str]:
+    """The tokens a passage's names are looked for in: its title and text, folded."""
+    return tokenize(fold(f"{doc.title} {doc.text}"))
+
+
+def _prefixes(keys: Iterable[str], into: set[str]) -> set[str]:
+    """``into`` with every proper word prefix of ``keys`` (what :func:`_named` grows a gram through)."""
+    into.update(" ".join(words[:n]) for key in keys for words in [key.split()] for n in range(1, len(words)))
+    return into
+
+
+def _adjacent(key: str) -> re.Pattern[str]:
+    """Where ``key``'s words follow one another as tokens of :func:`_stream` (on the folded, lower-cased
+    title and text): a candidate passage is checked by one search instead of re-tokenising it."""
+    words = (re.escape(w) for w in key.split())
+    return re.compile(r"(?<![^\W_])(?<!-)" + r"(?:[^\w-]|_)+".join(words) + r"(?![^\W_])(?!-)")
+
+
+class _Read:
+    """What one passage contributes to the index, read from it alone: its units, the key of its
+    title, the keys of its units."""
+
+    def __init__(self, doc: Doc, lexicon: Lexicon):
+        self.units = units(doc, lexicon)
+        self.title = title_base(doc.title)
+        self.keys = [norm(e) for e, _ in self.units]
+
+    def own(self) -> list[str]:
+        """The keys this passage defines (title first), in order."""
+        return [k for k in [self.title, *self.keys] if _useful(k)]
+
+
+def _mention_row(stream: Sequence[str], read: _Read, vocab: dict[str, int], prefixes: set[str]) -> tuple[int, dict[int, float]]:
+    """A passage's title entity (``-1``: none) and its mentions: every vocabulary entity its title and
+    text name (1.0), its own names (1.0), and the entity it is titled with (2.0: a passage is most
+    strongly about it)."""
+    found = dict.fromkeys(_named(stream, vocab, prefixes), 1.0)
+    found.update({vocab[k]: 1.0 for k in read.keys if k in vocab})
+    title = vocab.get(read.title, -1)
+    if title >= 0:
+        found[title] = 2.0
+    return title, found
+
+
+def _gained(docs: Passages, slots: np.ndarray, words: Postings, fresh: dict[str, int],
+            added: set[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The mentions of ``fresh`` names (key -> entity) that passages already in the corpus gain (the
+    ``added`` rows were read whole): ``(rows, entities)`` of the generation ``docs`` (``slots[slot]``:
+    the row of each slot of ``words``). A name is looked
+    for only in the passages holding all its words (:class:`~hoprag.postings.Postings` of
+    :func:`_stream`), then checked for the words in a row."""
+    rows, entities = [], []
+    for key, entity in fresh.items():
+        words_of = sorted(set(key.split()), key=lambda w: len(words.lookup(w)[0]))  # the rarest word first
+        if len(key.split()) > MAX_NGRAM:  # longer than any gram a passage's text is read for
+            continue
+        held = words.lookup(words_of[0])[0]
+        for word in words_of[1:]:
+            if not len(held):
+                break
+            held = np.intersect1d(held, words.lookup(word)[0], assume_unique=True)
+        pattern = _adjacent(key)
+        for row in slots[held].tolist():
+            if row >= 0 and row not in added and pattern.search(fold(f"{docs[row].title} {docs[row].text}").lower()):
+                rows.append(row)
+                entities.append(entity)
+    return np.array(rows, dtype=np.int64), np.array(entities, dtype=np.int64)
+
+
+def _among(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Which of ``values`` are in ``rows`` (ascending): a binary search each, not a pass over ``rows``."""
+    at = np.searchsorted(rows, values)
+    inside = at < len(rows)
+    inside[inside] = rows[at[inside]] == values[inside]
+    return inside
+
+
 class EntityIndex:
-    """Corpus-wide entity vocabulary and passage-entity mentions, built once at load."""
+    """Corpus-wide entity vocabulary and passage-entity mentions: built once, then grown by each change
+    to the corpus (:meth:`advanced`)."""
 
     def __init__(self, docs: Sequence[Doc], lexicon: Lexicon):
         self.docs, self.lexicon = Passages.of(docs), lexicon
-        self.units: list[tuple[Unit, ...] | None] = [units(d, lexicon) for d in self.docs]
-        titles = [title_base(d.title) for d in self.docs]
-        keys = [[norm(e) for e, _ in u] for u in self.units]
+        read = [_Read(d, lexicon) for d in self.docs]
+        self.units: list[tuple[Unit, ...] | None] = [r.units for r in read]
         self.vocab: dict[str, int] = {}
-        for title, named in zip(titles, keys):
-            for key in [title, *named]:
-                if _useful(key):
-                    self.vocab.setdefault(key, len(self.vocab))
-        self.names = [""] * len(self.vocab)  # a readable surface form per entity
-        for u in self.units:
-            for surface, _ in u:
-                j = self.vocab.get(norm(surface))
-                if j is not None and not self.names[j]:
-                    self.names[j] = surface
+        for r in read:
+            for key in r.own():
+                self.vocab.setdefault(key, len(self.vocab))
         #: Per passage, the entities it defines itself (title and stated names): a view's graph uses only
         #: entities its own passages define, so no edge exists because an unreadable passage named a thing.
-        self.defines = _Ragged.of([sorted({self.vocab[k] for k in [t, *named] if k in self.vocab})
-                                   for t, named in zip(titles, keys)])
+        self.defines = _Ragged.of([sorted({self.vocab[k] for k in r.own()}) for r in read])
         #: Per passage, the proper names it states (first surface per entity, in text order): a view's
         #: :attr:`EntityView.named` is a gather over its rows, not a re-read of every passage.
-        stated = [_names(u, named, self.vocab) for u, named in zip(self.units, keys)]
+        stated = [_names(r.units, r.keys, self.vocab) for r in read]
         self.stated = _Ragged.of([[j for j, _ in own] for own in stated])
         self.stated_names = [name for own in stated for _, name in own]
-        self.title_of: list[int | None] = []
-        rows, cols, vals = [], [], []
-        prefixes = {" ".join(words[:n]) for key in self.vocab for words in [key.split()] for n in range(1, len(words))}
-        for i, d in enumerate(self.docs):
-            found = dict.fromkeys(_named(tokenize(fold(f"{d.title} {d.text}")), self.vocab, prefixes), 1.0)
-            found.update({self.vocab[k]: 1.0 for k in keys[i] if k in self.vocab})
-            title = self.vocab.get(titles[i])
-            if title is not None:
-                found[title] = 2.0  # a passage is most strongly about the entity it is titled with
-                if not self.names[title]:
-                    self.names[title] = re.sub(r"\s*\(.*?\)", "", d.title).split(",")[0]
-            self.title_of.append(title)
+        prefixes = self._prefixes
+        streams = [_stream(d) for d in self.docs]
+        title_of, rows, cols, vals = [], [], [], []
+        for i, (stream, r) in enumerate(zip(streams, read)):
+            title, found = _mention_row(stream, r, self.vocab, prefixes)
+            title_of.append(title)
             rows += [i] * len(found)
             cols += list(found)
             vals += list(found.values())
+        #: Per passage, the entity it is titled with (``-1``: none).
+        self.title_of = np.array(title_of, dtype=np.int64)
         self.mentions = sparse.csr_matrix((vals, (rows, cols)), shape=(len(self.docs), max(1, len(self.vocab))))
+        #: The tokens of every passage's title and text, by slot: where a name new to the vocabulary is
+        #: looked for when a change brings one (:meth:`advanced`).
+        of_slot = self.docs.row_of_slot.tolist()
+        self.words = Postings.build(streams[r] if r >= 0 else [] for r in of_slot)
+
+    @cached_property
+    def _prefixes(self) -> set[str]:
+        return _prefixes(self.vocab, set())
 
     def units_of(self, row: int) -> tuple[Unit, ...]:
         """A passage's ``(entity, context)`` pairs (read on first use in an index loaded from a store)."""
@@ -199,35 +274,77 @@ class EntityIndex:
         return found
 
     def to_bytes(self) -> bytes:
-        """The vocabulary, names, titles, what each passage defines and the mention matrix as plain
-        arrays (:func:`hoprag.cache.pack`, no pickle)."""
+        """The vocabulary, titles, what each passage defines and states, the mention matrix and the
+        word postings as plain arrays (:func:`hoprag.cache.pack`, no pickle)."""
         m = self.mentions
-        return pack(dict(vocab=list(self.vocab), names=self.names, shape=list(m.shape),
-                         title_of=np.array([-1 if t is None else t for t in self.title_of], dtype=np.int64),
+        return pack(dict(vocab=list(self.vocab), shape=list(m.shape), title_of=self.title_of,
                          defines=self.defines.flat, defines_ptr=self.defines.ptr,
                          stated=self.stated.flat, stated_ptr=self.stated.ptr, stated_names=self.stated_names,
-                         data=m.data, indices=m.indices, indptr=m.indptr))
+                         data=m.data, indices=m.indices, indptr=m.indptr, words=np.frombuffer(self.words.to_bytes(), np.uint8)))
 
     @classmethod
     def from_bytes(cls, docs: Sequence[Doc], lexicon: Lexicon, blob: bytes) -> "EntityIndex | None":
         """The index :meth:`to_bytes` saved for these ``docs`` (``None``: another layout); per-passage
         units are read lazily."""
         arrays = unpack(blob)
-        if arrays is None:
+        words = Postings.from_bytes(arrays["words"].tobytes()) if arrays is not None else None
+        if arrays is None or words is None:
             return None
         index = cls.__new__(cls)
         index.docs, index.lexicon = Passages.of(docs), lexicon
         index.units = [None] * len(index.docs)
         keys = arrays["vocab"]
         index.vocab = dict(zip(keys, range(len(keys))))
-        index.names = arrays["names"]
-        index.title_of = [None if t < 0 else t for t in arrays["title_of"].tolist()]
+        index.title_of = arrays["title_of"]
         index.defines = _Ragged(arrays["defines"], arrays["defines_ptr"])
         index.stated = _Ragged(arrays["stated"], arrays["stated_ptr"])
         index.stated_names = arrays["stated_names"]
         index.mentions = sparse.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]),
                                            shape=tuple(arrays["shape"]))
+        index.words = words
         return index
+
+    def advanced(self, docs: Passages, splice: Splice, added: Sequence[Doc], slots: np.ndarray,
+                 renumber: np.ndarray | None) -> tuple["EntityIndex", np.ndarray, np.ndarray]:
+        """The index of the next generation (``docs``, made by ``splice`` with ``added``; ``slots``:
+        each slot's row before ``renumber`` compacts them, if it does), by what changed: the added passages are read, their new names join the vocabulary, and the passages
+        already there that name one of those gain the mention (found through :attr:`words`, then
+        checked in their text). A removed passage's names stay in the vocabulary but, defined by no
+        passage, count in no view -- as if they were gone. Also returns the rows and entities of the
+        mentions kept passages gained (parallel arrays), for the views to count."""
+        new = EntityIndex.__new__(EntityIndex)
+        new.docs, new.lexicon = docs, self.lexicon
+        read = [_Read(d, self.lexicon) for d in added]
+        new.vocab = vocab = dict(self.vocab)
+        fresh = [key for r in read for key in r.own() if vocab.setdefault(key, len(vocab)) >= len(self.vocab)]
+        fresh = list(dict.fromkeys(fresh))
+        prefixes = _prefixes(fresh, self._prefixes)  # only ever grows: a longer gram is looked up, never missed
+        new.__dict__["_prefixes"] = prefixes
+        streams = [_stream(d) for d in added]
+        rows_of = [_mention_row(stream, r, vocab, prefixes) for stream, r in zip(streams, read)]
+        new.words = self.words.grown(streams, slots >= 0)
+        gained = _gained(docs, slots, new.words, {key: vocab[key] for key in fresh}, set(splice.placed.tolist()))
+        new.units = splice.list(self.units, [r.units for r in read])
+        new.title_of = splice.array(self.title_of, np.array([t for t, _ in rows_of], dtype=np.int64))
+        new.defines = _Ragged(*splice.ragged(self.defines.flat, self.defines.ptr,
+                                             [sorted({vocab[k] for k in r.own()}) for r in read]))
+        stated = [_names(r.units, r.keys, vocab) for r in read]
+        new.stated = _Ragged(*splice.ragged(self.stated.flat, self.stated.ptr, [[j for j, _ in own] for own in stated]))
+        ptr, names = self.stated.ptr, self.stated_names
+        new.stated_names = []
+        for source, a, b in splice.runs:
+            new.stated_names += names[ptr[a]:ptr[b]] if source else [n for own in stated[a:b] for _, n in own]
+        width = max(1, len(vocab))
+        m = self.mentions
+        cols, indptr = splice.ragged(m.indices, m.indptr, [list(found) for _, found in rows_of])
+        values, _ = splice.ragged(m.data, m.indptr, [list(found.values()) for _, found in rows_of])
+        new.mentions = sparse.csr_matrix((values, cols, indptr), shape=(splice.size, width))
+        if len(gained[0]):
+            new.mentions = (new.mentions + sparse.csr_matrix((np.ones(len(gained[0])), gained),
+                                                              shape=(splice.size, width))).tocsr()
+        if renumber is not None:
+            new.words = new.words.compacted(renumber)
+        return new, gained[0], gained[1]
 
     @cached_property
     def keys(self) -> list[str]:
@@ -239,13 +356,16 @@ class EntityIndex:
         return {self.vocab[g] for g in grams(tokenize(fold(text))) if g in self.vocab}
 
     @cached_property
-    def titled(self) -> dict[int, np.ndarray]:
-        """Entity -> the rows titled with it (ascending): built once, every view reads its own out of it."""
-        title = np.fromiter((-1 if t is None else t for t in self.title_of), dtype=np.int64, count=len(self.title_of))
-        rows = np.flatnonzero(title >= 0)
-        rows = rows[np.argsort(title[rows], kind="stable")]
-        entities, starts = np.unique(title[rows], return_index=True)
-        return dict(zip(entities.tolist(), np.split(rows, starts[1:])))
+    def _titled(self) -> tuple[np.ndarray, np.ndarray]:
+        """The rows titled with some entity, by entity (stably: ascending within one), and the entities."""
+        rows = np.flatnonzero(self.title_of >= 0)
+        rows = rows[np.argsort(self.title_of[rows], kind="stable")]
+        return rows, self.title_of[rows]
+
+    def titled(self, entity: int) -> np.ndarray:
+        """The rows titled with ``entity`` (ascending): every view reads its own out of them."""
+        rows, entities = self._titled
+        return rows[np.searchsorted(entities, entity, "left"):np.searchsorted(entities, entity, "right")]
 
     def view(self, rows: Sequence[int]) -> "EntityView":
         return EntityView(self, rows)
@@ -254,23 +374,59 @@ class EntityIndex:
 class EntityView:
     """One caller's entity graph: only the passages they may read count, link or get ranked."""
 
-    def __init__(self, index: EntityIndex, rows: Sequence[int]):
+    def __init__(self, index: EntityIndex, rows: Sequence[int], counts: tuple[np.ndarray, np.ndarray] | None = None):
+        """``counts``: how many of ``rows`` mention and define each entity, when known (:meth:`advanced`)."""
         self.index = index
         self.rows = np.asarray(rows, dtype=np.int64)
         if np.any(self.rows[1:] <= self.rows[:-1]):
             raise ValueError("an entity view's rows must be ascending and distinct")
-        mentions = index.mentions[self.rows] if len(self.rows) else sparse.csr_matrix((0, index.mentions.shape[1]))
-        own = np.zeros(mentions.shape[1])
-        own[index.defines.flat[index.defines.gather(self.rows)]] = 1.0
-        self.mentions = (mentions @ sparse.diags(own)).tocsr()
-        self.mentions.eliminate_zeros()
-        #: How many of the caller's passages mention each entity: a bridge must reach another passage.
-        self.spread = np.asarray((self.mentions > 0).sum(axis=0)).ravel()
+        width = index.mentions.shape[1]
+        if counts is None:
+            m = index.mentions
+            mentioned = np.bincount(m.indices[_Ragged(m.indices, m.indptr).gather(self.rows)], minlength=width)
+            defined = np.bincount(index.defines.flat[index.defines.gather(self.rows)], minlength=width)
+            counts = mentioned, defined
+        #: How many of the caller's passages mention, and define, each entity (a row mentions an entity once).
+        self.mentioned, self.defined = counts
+        #: How many of the caller's passages mention each entity their passages define: a bridge must
+        #: reach another passage (an entity only an unreadable passage defines counts nowhere).
+        self.spread = np.where(self.defined > 0, self.mentioned, 0)
+
+    @cached_property
+    def mentions(self) -> sparse.csr_matrix:
+        """The caller's passage-entity mentions, of the entities their own passages define (the walk's graph)."""
+        mentions = self.index.mentions[self.rows] if len(self.rows) else sparse.csr_matrix((0, self.index.mentions.shape[1]))
+        mentions = (mentions @ sparse.diags((self.defined > 0).astype(np.float64))).tocsr()
+        mentions.eliminate_zeros()
+        return mentions
+
+    def advanced(self, index: EntityIndex, rows: np.ndarray, splice: Splice, gained: tuple[np.ndarray, np.ndarray]
+                 ) -> "EntityView":
+        """This view in the next generation (``index``, made by ``splice``), now reading ``rows``: its
+        counts moved by the passages that left it and came into it, and by the mentions kept passages
+        ``gained`` (rows, entities) -- never recounted over every passage."""
+        old, width = self.index, index.mentions.shape[1]
+        gone = self.rows[splice.new_of_old[self.rows] < 0]
+        came = splice.placed[_among(splice.placed, rows)]
+        inside = _among(gained[0], rows)
+
+        def delta(ragged: _Ragged, which: np.ndarray) -> np.ndarray:
+            """How many of ``which`` rows list each entity."""
+            return np.bincount(ragged.flat[ragged.gather(which)], minlength=width)
+
+        def grown(counts: np.ndarray) -> np.ndarray:
+            return np.concatenate([counts, np.zeros(width - len(counts), dtype=counts.dtype)])
+
+        m_old, m_new = old.mentions, index.mentions
+        mentioned = (grown(self.mentioned) - delta(_Ragged(m_old.indices, m_old.indptr), gone)
+                     + delta(_Ragged(m_new.indices, m_new.indptr), came) + np.bincount(gained[1][inside], minlength=width))
+        defined = grown(self.defined) - delta(old.defines, gone) + delta(index.defines, came)
+        return EntityView(index, rows, (mentioned, defined))
 
     def titled(self, entity: int) -> np.ndarray:
         """Where the passages titled with ``entity`` sit in this view (ascending; none it may not read)."""
-        rows = self.index.titled.get(entity)
-        if rows is None or not len(self.rows):
+        rows = self.index.titled(entity)
+        if not len(rows) or not len(self.rows):
             return np.zeros(0, dtype=np.int64)
         at = np.searchsorted(self.rows, rows)
         inside = at < len(self.rows)

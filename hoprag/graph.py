@@ -7,9 +7,10 @@ may read contribute edges -- so the graph a caller walks never holds a fact it m
 from __future__ import annotations
 
 import datetime as dt
+from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from .read import Triple
 from .verdict import Resolution, Verdict, resolve
@@ -55,6 +56,55 @@ class Graph:
 
     def edge_count(self) -> int:
         return len(self._edges)
+
+    def amended(self, removed: set[str], added: Sequence[tuple[str, dt.date | None, Sequence[Triple]]],
+                row: Callable[[str], int]) -> "Graph":
+        """This graph without the edges of the ``removed`` documents and with those of ``added`` ones
+        (``(doc id, updated, evidence)`` in document order), as :func:`build_graph` would build it from
+        the result: every edge list stays in document order (``row``: a document's place in it). The
+        lists of entities no edge of the change leaves are shared with this graph, not copied."""
+        new = Graph()
+        new.updated = {d: u for d, u in self.updated.items() if d not in removed} if removed else dict(self.updated)
+        incoming: list[Edge] = []
+        for doc_id, updated, facts in added:
+            new.updated[doc_id] = updated
+            incoming += [(s, r, o, doc_id) for s, r, o in facts]
+        gone = [e for e in self._edges if e[3] in removed] if removed else []
+        new._edges = _merged([e for e in self._edges if e[3] not in removed] if gone else self._edges, incoming, row)
+        new._out = dict(self._out)
+        for entity in {e[0] for e in gone} | {e[0] for e in incoming}:
+            mine = [e for e in self._out.get(entity, ()) if e[3] not in removed]
+            merged = _merged(mine, [e for e in incoming if e[0] == entity], row)
+            if merged:
+                new._out[entity] = merged
+            else:
+                new._out.pop(entity, None)
+        new._nodes = {x for e in new._edges for x in e[:3:2]} if gone else self._nodes | {x for e in incoming for x in e[:3:2]}
+        return new
+
+
+def _merged(edges: list[Edge], incoming: list[Edge], row: Callable[[str], int]) -> list[Edge]:
+    """``edges`` and ``incoming`` (each in document order) as one list in document order."""
+    if not incoming:
+        return list(edges)
+    out = list(edges)
+    keys = _Rows(out, row)
+    for edge in reversed(incoming):  # from the last, each before what it precedes (its own document's later edges)
+        out.insert(bisect_left(keys, row(edge[3])), edge)
+    return out
+
+
+class _Rows(Sequence[int]):
+    """The document row of each edge of a list, read only where a binary search looks."""
+
+    def __init__(self, edges: list[Edge], row: Callable[[str], int]):
+        self.edges, self.row = edges, row
+
+    def __len__(self) -> int:
+        return len(self.edges)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self.row(self.edges[i][3])
 
 
 def build_graph(stated: Iterable[tuple[str, dt.date | None, Sequence[Triple]]]) -> Graph:

@@ -2,10 +2,16 @@
 
 A poller reads the store's generation counter (one indexed row) every ``interval`` seconds, or
 as soon as the store announces a commit (PostgreSQL ``LISTEN``/``NOTIFY``); on a new generation it
-builds a complete engine from one snapshot in the background, warms it (the callers' views and
-graphs) and only then swaps the reference. Callers take :meth:`Live.current` once per request, so
-every request is answered by exactly one generation. The first engine is served as soon as it is
-loaded: its warm-up is the caller's to run (``hoprag serve`` runs it beside the listener).
+reads what changed since the generation it serves (:meth:`~hoprag.store.Store.delta`), applies it to
+a new engine in the background (:mod:`hoprag.delta`: by what changed, the served engine untouched),
+warms it and only then swaps the reference. When the change cannot be told (the store's log no
+longer reaches back, the configuration changed) it builds the new engine from a whole snapshot.
+Callers take :meth:`Live.current` once per request, so every request is answered by exactly one
+generation. The first engine is served as soon as it is loaded: its warm-up is the caller's to run
+(``hoprag serve`` runs it beside the listener).
+
+Once enough has changed since the derived data the store holds was saved, a reloaded engine saves
+its own (:meth:`Engine.persist`, beside serving), so the next process starts from it.
 """
 
 from __future__ import annotations
@@ -15,12 +21,13 @@ import threading
 from pathlib import Path
 from typing import Callable
 
+from .delta import advance, save_due
 from .engine import Engine
 from .store import open_store
 
 log = logging.getLogger("hoprag.live")
 
-#: How often a serving process looks for a new generation (the reload latency is this plus a build).
+#: How often a serving process looks for a new generation (the reload latency is this plus applying it).
 POLL_SECONDS = 0.5
 
 
@@ -37,11 +44,16 @@ class Live:
         self._store = open_store(store)
         self._engine = Engine.from_snapshot(self._store.snapshot(readers), ranker)
         self._stop = threading.Event()
+        self._persisting = threading.Event()
         self._thread: threading.Thread | None = None
 
     def _build(self) -> Engine:
-        """A complete engine, warmed before it is swapped in, so no request after a swap pays for a build."""
-        engine = Engine.from_snapshot(self._store.snapshot(self.readers), self.ranker)
+        """The next engine, warmed before it is swapped in, so no request after a swap pays for a build:
+        the served one advanced by what changed, or (when that cannot be told) one built from a snapshot."""
+        current = self._engine
+        delta = self._store.delta(current.generation, self.readers)
+        engine = (advance(current.prepared(), delta) if delta is not None else
+                  Engine.from_snapshot(self._store.snapshot(self.readers), self.ranker))
         self.warm(engine)
         return engine
 
@@ -56,7 +68,19 @@ class Live:
         self._engine = engine  # one reference assignment: atomic for every reader
         self.on_swap()
         log.info("serving store generation %d (%d passages)", engine.generation, len(engine.docs))
+        if save_due(engine) and not self._persisting.is_set():
+            self._persisting.set()
+            threading.Thread(target=self._persist, args=(engine,), name="hoprag-persist", daemon=True).start()
         return True
+
+    def _persist(self, engine: Engine) -> None:
+        """Save ``engine``'s derived data (beside serving): a later start then applies less."""
+        try:
+            engine.persist(self._store.derived(engine.generation, self.readers))
+        except Exception as exc:  # noqa: BLE001 - a cache that cannot be saved is rebuilt by the next start
+            log.info("derived data of generation %d not saved: %s", engine.generation, exc)
+        finally:
+            self._persisting.clear()
 
     def _run(self) -> None:
         failing = ""

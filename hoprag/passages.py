@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from typing import Callable, Iterable, Iterator, Mapping, Sequence, overload
+from typing import Any, Iterable, Iterator, Mapping, Sequence, overload
 
 import numpy as np
 
@@ -20,10 +20,12 @@ from .cache import pack, unpack
 from . import corpus
 from .corpus import Doc
 from .read import Triple
+from .splice import Splice
 
 #: The layout :meth:`Passages.to_bytes` writes (the key a store keeps it under): another one is a cache miss.
-#: 2: each passage's ``path`` and ``front_matter`` (distinct metadata texts once, an index per row).
-FORMAT = "2"
+#: 2: each passage's ``path`` and ``front_matter`` (distinct metadata texts once, an index per row); 3: its store
+#: ``file`` and slot.
+FORMAT = "3"
 
 
 class _Strings:
@@ -44,33 +46,63 @@ class _Strings:
 
 
 #: The string columns a packed ``Doc`` keeps (``triples`` as JSON, ``""`` for none).
-_TEXT = ("text", "title", "source", "section", "document", "triples", "path")
+_TEXT = ("text", "title", "source", "section", "document", "triples", "path", "file")
+
+
+class _Columns:
+    """A packed generation's per-row fields (:meth:`Passages.from_bytes`), decoded when a row is read."""
+
+    def __init__(self, f: dict, ids: list[str], groups: list[frozenset[str]], updated: list[dt.date | None]):
+        self.ids, self.groups, self.updated = ids, groups, updated
+        self.trusted, self.position = f["trusted"].astype(bool).tolist(), f["position"].tolist()
+        self.text, self.title, self.source, self.section, self.document, self.triples, self.path, self.file = (
+            _Strings(f[n], f[f"{n}_ptr"]) for n in _TEXT)
+        self.metadata, self.metadata_of = _Strings(f["front_matter"], f["front_matter_ptr"]), f["front_matter_of"]
+
+    def make(self, i: int) -> Doc:
+        stated = self.triples[i]
+        return Doc(self.ids[i], self.text[i], self.groups[i], self.trusted[i], self.title[i], self.source[i],
+                   self.updated[i], tuple(map(tuple, json.loads(stated))) if stated else None, self.document[i],
+                   self.position[i], self.section[i], self.path[i], self.metadata[int(self.metadata_of[i])])
 
 
 class Passages(Sequence[Doc]):
-    """The corpus's passages, by row; ids and group sets as columns, each ``Doc`` built on first use."""
+    """The corpus's passages, by row; ids and group sets as columns, each ``Doc`` built on first use.
+
+    Each row also has a *slot* (:attr:`slot_of_row`): a number its passage keeps across generations
+    while it lives, which structures that grow by delta (:mod:`hoprag.postings`) index by; and the
+    store file it came from (:meth:`file`), part of the order rows are kept in (:meth:`key`)."""
 
     def __init__(self, ids: list[str], group_sets: Sequence[frozenset[str]], group_of: np.ndarray,
-                 updated: list[dt.date | None], make: Callable[[int], Doc] | None = None,
-                 docs: Sequence[Doc] | None = None, documents: Callable[[], Sequence[str]] | None = None):
-        """``group_of[i]``: row ``i``'s group set, an index into ``group_sets``; ``make(i)`` builds row
-        ``i``'s ``Doc`` (or ``docs`` holds them all); ``documents()``: each row's ``Doc.document``."""
+                 updated: list[dt.date | None], docs: Sequence[Doc | None] | None = None,
+                 columns: _Columns | None = None, base: np.ndarray | None = None,
+                 files: Sequence[str | None] | None = None, slots: np.ndarray | None = None,
+                 capacity: int | None = None):
+        """``group_of[i]``: row ``i``'s group set, an index into ``group_sets``; ``docs[i]``: row ``i``'s
+        ``Doc`` if built, else ``columns`` builds it from its packed row ``base[i]``; ``files[i]``: its
+        store file (``None``: read from ``columns``); ``slots[i]``: its slot (default: the row), of
+        ``capacity`` slots in all (living or not)."""
+        n = len(ids)
         self.ids, self.group_sets, self.group_of, self.updated = ids, tuple(group_sets), group_of, updated
-        self._made: list[Doc | None] = list(docs) if docs is not None else [None] * len(ids)
-        self._make = make
-        self._documents = documents or (lambda: [d.document for d in self])
+        self._made: list[Doc | None] = list(docs) if docs is not None else [None] * n
+        self._columns, self._base = columns, base
+        self._files: list[str | None] = list(files) if files is not None else [""] * n
+        self.slot_of_row = slots if slots is not None else np.arange(n, dtype=np.int64)
+        self.row_of_slot = np.full(max(capacity or 0, int(self.slot_of_row.max(initial=-1)) + 1), -1, dtype=np.int64)
+        self.row_of_slot[self.slot_of_row] = np.arange(n, dtype=np.int64)
         self._rows: dict[str, int] | None = None
         self._parts: dict[str, list[int]] | None = None
 
     @classmethod
-    def of(cls, docs: Iterable[Doc]) -> "Passages":
-        """Passages over ``Doc`` objects already built (a corpus loaded from files)."""
+    def of(cls, docs: Iterable[Doc], files: Sequence[str] | None = None) -> "Passages":
+        """Passages over ``Doc`` objects already built (a corpus loaded from files, or a store's rows
+        with the ``files`` they came from)."""
         if isinstance(docs, Passages):
             return docs
         docs = tuple(docs)
         codes: dict[frozenset[str], int] = {}
         group_of = np.fromiter((codes.setdefault(d.groups, len(codes)) for d in docs), dtype=np.int32, count=len(docs))
-        return cls([d.id for d in docs], list(codes), group_of, [d.updated for d in docs], docs=docs)
+        return cls([d.id for d in docs], list(codes), group_of, [d.updated for d in docs], docs=docs, files=files)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -86,9 +118,9 @@ class Passages(Sequence[Doc]):
             return tuple(self[j] for j in range(*i.indices(len(self))))
         doc = self._made[i]
         if doc is None:
-            assert self._make is not None
+            assert self._columns is not None and self._base is not None
             # Two threads may both build a row: one object wins the slot, and the two are equal.
-            doc = self._made[i] = self._make(i % len(self.ids))
+            doc = self._made[i] = self._columns.make(int(self._base[i]))
         return doc
 
     def __iter__(self) -> Iterator[Doc]:
@@ -114,6 +146,25 @@ class Passages(Sequence[Doc]):
         row = self.row(doc_id)
         return None if row is None else self[row]
 
+    def file(self, i: int) -> str:
+        """The store file row ``i`` came from (``""`` for a corpus loaded otherwise)."""
+        found = self._files[i]
+        if found is None:
+            assert self._columns is not None and self._base is not None
+            return self._columns.file[int(self._base[i])]
+        return found
+
+    def _field(self, i: int, name: str) -> Any:
+        """One field of row ``i`` without building its ``Doc`` (when it is not built yet)."""
+        doc = self._made[i]
+        if doc is None and self._columns is not None and self._base is not None:
+            return getattr(self._columns, name)[int(self._base[i])]
+        return getattr(self[i], name)
+
+    def key(self, i: int) -> tuple[str, str, int]:
+        """What orders rows, as the store reads them: file, document id, position."""
+        return self.file(i), self._field(i, "document") or self.ids[i], self._field(i, "position")
+
     def readable_rows(self, groups: frozenset[str]) -> np.ndarray:
         """The rows (ascending) a caller with ``groups`` may read: hoprag's own check
         (:func:`~hoprag.corpus.shares`, the one :meth:`Doc.readable_by` asks) asked once per distinct
@@ -125,7 +176,8 @@ class Passages(Sequence[Doc]):
         """The rows of each chunked document (a passage loaded whole belongs to none), in row order."""
         if self._parts is None:
             parts: dict[str, list[int]] = {}
-            for i, document in enumerate(self._documents()):
+            for i in range(len(self.ids)):
+                document = self._field(i, "document")
                 if document:
                     parts.setdefault(document, []).append(i)
             self._parts = parts
@@ -134,14 +186,41 @@ class Passages(Sequence[Doc]):
     def take(self, rows: Sequence[int]) -> "Take":
         return Take(self, rows)
 
+    def spliced(self, splice: Splice, added: Sequence[Doc], files: Sequence[str]) -> "Passages":
+        """The next generation's passages: the kept rows carried over (built ``Doc`` objects and packed
+        rows alike), ``added`` (with the store ``files`` they came from) where ``splice`` places them,
+        each taking a new slot."""
+        codes = {g: i for i, g in enumerate(self.group_sets)}
+        added_codes = np.array([codes.setdefault(d.groups, len(codes)) for d in added], dtype=np.int32)
+        base = self._base if self._base is not None else np.full(len(self.ids), -1, dtype=np.int64)
+        capacity = len(self.row_of_slot)
+        slots = splice.array(self.slot_of_row, np.arange(capacity, capacity + len(added), dtype=np.int64))
+        return Passages(splice.list(self.ids, [d.id for d in added]), list(codes),
+                        splice.array(self.group_of, added_codes), splice.list(self.updated, [d.updated for d in added]),
+                        splice.list(self._made, list(added)), self._columns,
+                        splice.array(base, np.full(len(added), -1, dtype=np.int64)),
+                        splice.list(self._files, list(files)), slots, capacity + len(added))
+
+    def renumbered(self, renumber: np.ndarray) -> "Passages":
+        """These passages with their slots renumbered (``renumber[old slot]``), as compaction does."""
+        copy = Passages.__new__(Passages)
+        copy.__dict__.update(self.__dict__)
+        copy.slot_of_row = renumber[self.slot_of_row]
+        copy.row_of_slot = np.full(int(copy.slot_of_row.max(initial=-1)) + 1, -1, dtype=np.int64)
+        copy.row_of_slot[copy.slot_of_row] = np.arange(len(self.ids), dtype=np.int64)
+        return copy
+
     def to_bytes(self, facts: Mapping[str, tuple[Triple, ...]]) -> bytes:
-        """Every column and each passage's ``facts`` as one blob (:func:`~hoprag.cache.pack`, no pickle)."""
-        docs = list(self)
+        """Every column and each passage's ``facts`` as one blob (:func:`~hoprag.cache.pack`, no pickle).
+        Rows not built yet are built for this and let go again (a served corpus keeps its columns)."""
+        docs = [d if d is not None else self._columns.make(int(self._base[i]))  # type: ignore[union-attr]
+                for i, d in enumerate(self._made)]
         fields: dict = {"ids": self.ids, "group_sets": [sorted(g) for g in self.group_sets], "group_of": self.group_of,
                         "trusted": np.fromiter((d.trusted for d in docs), dtype=np.uint8, count=len(docs)),
                         "position": np.fromiter((d.position for d in docs), dtype=np.int64, count=len(docs)),
                         "updated": np.fromiter((d.updated.toordinal() if d.updated else 0 for d in docs),
-                                               dtype=np.int32, count=len(docs))}
+                                               dtype=np.int32, count=len(docs)),
+                        "slots": self.slot_of_row, "capacity": len(self.row_of_slot)}
         # A document's metadata repeats on each of its passages: each distinct text is packed once.
         metadata: dict[str, int] = {}
         fields["front_matter_of"] = np.fromiter((metadata.setdefault(d.front_matter, len(metadata)) for d in docs),
@@ -149,7 +228,8 @@ class Passages(Sequence[Doc]):
         columns = {"text": (d.text for d in docs), "title": (d.title for d in docs), "source": (d.source for d in docs),
                    "section": (d.section for d in docs), "document": (d.document for d in docs),
                    "triples": ("" if d.triples is None else json.dumps(d.triples) for d in docs),
-                   "path": (d.path for d in docs), "front_matter": metadata,
+                   "path": (d.path for d in docs), "file": (self.file(i) for i in range(len(docs))),
+                   "front_matter": metadata,
                    "facts": (json.dumps(facts[d.id]) if facts.get(d.id) else "" for d in docs)}
         for name, strings in columns.items():
             fields[name], fields[f"{name}_ptr"] = _Strings.pack(strings)
@@ -166,23 +246,16 @@ class Passages(Sequence[Doc]):
         group_sets = [frozenset(g) for g in f["group_sets"]]
         group_of = f["group_of"]
         groups = [group_sets[g] for g in group_of.tolist()]  # plain lists: a numpy scalar per field is slow
-        trusted, position = f["trusted"].astype(bool).tolist(), f["position"].tolist()
         days = {n: dt.date.fromordinal(n) for n in np.unique(f["updated"]).tolist() if n}
         updated = [days.get(n) for n in f["updated"].tolist()]
-        text, title, source, section, document, triples, path = (_Strings(f[n], f[f"{n}_ptr"]) for n in _TEXT)
-        metadata, metadata_of = _Strings(f["front_matter"], f["front_matter_ptr"]), f["front_matter_of"]
-
-        def make(i: int) -> Doc:
-            stated = triples[i]
-            return Doc(ids[i], text[i], groups[i], trusted[i], title[i], source[i], updated[i],
-                       tuple(map(tuple, json.loads(stated))) if stated else None, document[i], position[i], section[i],
-                       path[i], metadata[int(metadata_of[i])])
-
+        columns = _Columns(f, ids, groups, updated)
         stating = np.flatnonzero(np.diff(f["facts_ptr"])).tolist()
         facts_of = _Strings(f["facts"], f["facts_ptr"])
         parsed = json.loads(f"[{','.join(facts_of[i] for i in stating)}]")  # one parse, not one per passage
         facts = {ids[i]: tuple(map(tuple, found)) for i, found in zip(stating, parsed)}
-        return cls(ids, group_sets, group_of, updated, make, documents=lambda: [document[i] for i in range(len(ids))]), facts
+        n = len(ids)
+        return cls(ids, group_sets, group_of, updated, columns=columns, base=np.arange(n, dtype=np.int64),
+                   files=[None] * n, slots=f["slots"].astype(np.int64), capacity=int(f["capacity"])), facts
 
 
 class Take(Sequence[Doc]):

@@ -1,15 +1,17 @@
 """Permission-aware search: authorization selects the view *before* anything is scored.
 
-Each distinct set of caller groups gets its own view of the corpus with its own index, so an
-unauthorized document is never scored, ranked or counted, not even in BM25's document
-frequencies (a physically partitioned index, built lazily and cached).
+Each distinct set of caller groups gets its own view of the corpus, so an unauthorized document is
+never scored, ranked or counted, not even in BM25's document frequencies: a view is the set of rows
+its callers may read, and every statistic is counted over those rows only, at query time, from one
+corpus-wide postings (:mod:`.postings`). A view therefore holds no index of its own: it is built in
+a few array operations, and a change to the corpus grows the postings by what it adds.
 
 Three rankers, one analysis (:mod:`.tokens`):
 
 - ``overlap``: the chapter's frequency-weighted token overlap over the text, ties by id;
-- ``bm25``: Okapi BM25 (bm25s) over the accent-folded ``title + section + text`` -- Wikipedia-style
-  paragraphs often never repeat their subject outside the title, a documentation passage its
-  headings;
+- ``bm25``: Okapi BM25 (the Lucene variant, as bm25s scores it, to the bit) over the accent-folded
+  ``title + section + text`` -- Wikipedia-style paragraphs often never repeat their subject outside
+  the title, a documentation passage its headings;
 - ``bm25-titles``: ``bm25`` plus a title match: passages titled with an entity the query names
   gain ``TITLE_WEIGHT`` times the best BM25 score of the query (the query's entities have a
   page of their own).
@@ -17,31 +19,36 @@ Three rankers, one analysis (:mod:`.tokens`):
 
 from __future__ import annotations
 
-import json
 import math
-from array import array
+import threading
+from bisect import bisect_left
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
-import bm25s
 import numpy as np
-from scipy import sparse
 
-from .cache import Derived, Lru, load_or_build, pack, unpack
+from .cache import Derived, Lru, load_or_build
 from .corpus import SECTION_SEPARATOR, Doc
 from .entities import EntityIndex, EntityView
 from .lexicon import Lexicon
 from .passages import Passages
+from .postings import FORMAT as POSTINGS_FORMAT, Postings
+from .splice import Splice
 from .tokens import fold, identifiers, tokenize
 
 RANKERS = ("overlap", "bm25", "bm25-titles")
 TITLE_WEIGHT = 0.5
 #: How many BM25 hits the title match re-ranks (titled passages outside it still gain the bonus).
 TITLE_POOL = 50
-#: The layout :meth:`_BM25.to_bytes` writes and what :func:`analysed` indexes, part of the kind a view
-#: persists under: an older one is a cache miss.
-VIEW_FORMAT = "5"
+#: The layout of persisted postings (:mod:`.postings`) and what :func:`analysed` indexes, part of the
+#: key they persist under: an older one is a cache miss.
+TERMS_FORMAT = f"6.{POSTINGS_FORMAT}"
+#: Okapi BM25's parameters, bm25s's defaults (its Lucene variant), which scores were first defined by.
+K1, B = 1.5, 0.75
+#: Postings a view keeps weighed per token (its most recently used tokens), about 12 bytes each.
+WEIGHTS_KEPT = 1 << 21
 
 
 @dataclass(frozen=True)
@@ -52,101 +59,137 @@ class Hit:
     score: float
 
 
+class _Restricted:
+    """One corpus-wide postings as one view sees it: a token's postings at the view's rows only, as
+    positions in the view (every other slot, another view's or a removed passage's, falls outside)."""
+
+    def __init__(self, postings: Postings, slots: np.ndarray):
+        """``slots``: the view's rows' slots, in row order."""
+        self.postings, self.n = postings, len(slots)
+        self.local = np.full(postings.slots, self.n, dtype=np.int32)
+        self.local[slots] = np.arange(self.n, dtype=np.int32)
+        self._df: dict[str, int] = {}
+
+    def hits(self, token: str) -> tuple[np.ndarray, np.ndarray]:
+        """The view positions holding ``token`` (ascending) and its count in each."""
+        slots, counts = self.postings.lookup(token)
+        at = self.local[slots]
+        inside = at < self.n
+        return at[inside], counts[inside]
+
+    def df(self, token: str) -> int:
+        """How many of the view's passages hold ``token`` (what IDF counts), kept once asked."""
+        found = self._df.get(token)
+        if found is None:
+            found = self._df[token] = len(self.hits(token)[0])
+        return found
+
+
+class _Idf(Mapping[str, float]):
+    """BM25's (Lucene) IDF of each analysed token over one view, worked out for a token when first
+    asked: a view is ready at once, and a change costs no pass over its vocabulary."""
+
+    def __init__(self, terms: _Restricted):
+        self._terms = terms
+
+    def __getitem__(self, token: str) -> float:
+        c = self._terms.df(token) if isinstance(token, str) else 0
+        if not c:
+            raise KeyError(token)
+        n = self._terms.n
+        return math.log(1 + (n - c + 0.5) / (c + 0.5))
+
+    def __contains__(self, token: object) -> bool:
+        return isinstance(token, str) and bool(self._terms.df(token))
+
+    def __iter__(self) -> Iterator[str]:
+        return (t for t in self._terms.postings.vocab if t in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 class _Scorer:
-    """Scores the documents of one view; subclasses own the index structure."""
+    """Scores the documents of one view."""
 
     def scores(self, query_tokens: list[str]) -> np.ndarray:  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def document_frequencies(self) -> dict[str, int]:  # pragma: no cover - interface
-        """How many of the view's documents hold each analysed token (what BM25's IDF counts)."""
         raise NotImplementedError
 
 
 class _Overlap(_Scorer):
     """The chapter's score: how many of a document's tokens appear in the query (frequency-weighted)."""
 
-    def __init__(self, matrix: sparse.csc_matrix, vocab: dict[str, int],
-                 frequencies: Callable[[], dict[str, int]] = dict):
-        """``frequencies``: the view's analysed-token document frequencies (its counts are of raw text)."""
-        self.matrix, self.vocab, self._frequencies = matrix, vocab, frequencies
+    def __init__(self, counts: _Restricted):
+        self.counts = counts
 
     def scores(self, query_tokens: list[str]) -> np.ndarray:
-        cols = sorted({self.vocab[t] for t in query_tokens if t in self.vocab})
-        if not cols:
-            return np.zeros(self.matrix.shape[0])
-        return np.asarray(self.matrix[:, cols].sum(axis=1), dtype=np.float64).ravel()
-
-    def document_frequencies(self) -> dict[str, int]:
-        return self._frequencies()
+        out = np.zeros(self.counts.n)
+        for token in set(query_tokens):
+            at, counts = self.counts.hits(token)
+            out[at] += counts
+        return out
 
 
 class _BM25(_Scorer):
-    """Okapi BM25 (bm25s, Lucene variant) with statistics from this view's documents only."""
+    """Okapi BM25 (Lucene variant, as bm25s computes it, to the bit) with statistics from this view's
+    documents only: document frequency, count and length are read off the corpus-wide postings at
+    query time, so nothing of it is precomputed per view and a change to the corpus costs no rebuild.
+    Each token's weights are kept once worked out (the most recently used ones)."""
 
-    def __init__(self, token_lists: list[list[str]]):
-        self.model = bm25s.BM25()
-        self.model.index(token_lists, show_progress=False)
-        self.vocab = self.model.vocab_dict
+    def __init__(self, terms: _Restricted, lengths: np.ndarray):
+        """``lengths``: each view document's analysed token count."""
+        self.terms, n = terms, terms.n
+        self.denom = K1 * ((1 - B) + B * lengths / (lengths.sum() / n)) if n else np.zeros(0)
+        self._kept: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def weights(self, token: str) -> tuple[np.ndarray, np.ndarray]:
+        """The view positions holding ``token`` and its BM25 weight in each (float32, as bm25s stores them)."""
+        with self._lock:
+            found = self._kept.get(token)
+            if found is not None:
+                self._kept.move_to_end(token)
+                return found
+        at, counts = self.terms.hits(token)
+        n, df = self.terms.n, len(at)
+        idf = np.float64(np.float32(math.log(1 + (n - df + 0.5) / (df + 0.5)))) if df else 0.0
+        tf = counts.astype(np.float64)
+        found = at, (idf * (tf / (self.denom[at] + tf))).astype(np.float32)
+        with self._lock:
+            if token not in self._kept:
+                self._kept[token], self._size = found, self._size + len(at)
+                while self._size > WEIGHTS_KEPT and len(self._kept) > 1:
+                    self._size -= len(self._kept.popitem(last=False)[1][0])
+        return found
 
     def scores(self, query_tokens: list[str]) -> np.ndarray:
-        known = list(dict.fromkeys(t for t in query_tokens if t in self.vocab))
-        if not known:
-            return np.zeros(self.model.scores["num_docs"])
-        return self.model.get_scores(known).astype(np.float64)
-
-    def document_frequencies(self) -> dict[str, int]:
-        """Read off the index: each token's column holds one entry per document containing it (every
-        BM25 weight of a present token is positive); bm25s's padding token ``""`` has no column."""
-        counts = np.diff(self.model.scores["indptr"]).tolist()
-        return {t: counts[i] for t, i in self.vocab.items() if i < len(counts)}
-
-    def to_bytes(self) -> bytes:
-        """The index as plain arrays (:func:`hoprag.cache.pack`, no pickle), so a store can persist a built view."""
-        s = self.model.scores
-        return pack(dict(data=s["data"], indices=s["indices"], indptr=s["indptr"], num_docs=int(s["num_docs"]),
-                         vocab=self.vocab))
-
-    @classmethod
-    def from_bytes(cls, blob: bytes) -> "_BM25 | None":
-        """The inverse of :meth:`to_bytes`: a scorer equal to the one saved, without re-indexing
-        (``None``: a blob of another layout)."""
-        arrays = unpack(blob)
-        if arrays is None:
-            return None
-        scorer = cls.__new__(cls)
-        scorer.model = bm25s.BM25()
-        scorer.model.scores = {"data": arrays["data"], "indices": arrays["indices"], "indptr": arrays["indptr"],
-                               "num_docs": int(arrays["num_docs"])}
-        scorer.model.vocab_dict = scorer.vocab = arrays["vocab"]
-        scorer.model.nonoccurrence_array = None  # the Lucene variant has none
-        return scorer
+        out = np.zeros(self.terms.n, dtype=np.float32)
+        for token in dict.fromkeys(query_tokens):  # summed in float32, token by token, as bm25s does
+            at, weights = self.weights(token)
+            out[at] += weights
+        return out.astype(np.float64)
 
 
 class View:
     """The documents one set of groups may read, ranked by one scorer, ties broken by id."""
 
     def __init__(self, docs: Sequence[Doc], rows: Sequence[int], scorer: _Scorer, titled: bool,
-                 entities: Callable[[], EntityIndex], id_rank: np.ndarray):
+                 entities: Callable[[], EntityIndex], id_rank: np.ndarray, terms: _Restricted):
         """``docs``: the view's documents (the corpus's ``rows``); ``id_rank``: each one's place in id
-        order (any order-preserving numbers)."""
+        order (any order-preserving numbers); ``terms``: the analysed postings as the view sees them
+        (its IDF)."""
         self.docs, self.rows = docs, rows
         self.scorer, self.titled = scorer, titled
         self._entity_index = entities
         self.id_rank = id_rank
+        self.idf: Mapping[str, float] = _Idf(terms)
+        """BM25's (Lucene) IDF of each analysed token, over this view only: how much a match says."""
 
     @cached_property
     def entities(self) -> EntityView:
         """The caller's entity graph over the same passages (built on first use)."""
         return self._entity_index().view(self.rows)
-
-    @cached_property
-    def idf(self) -> dict[str, float]:
-        """BM25's (Lucene) IDF of each analysed token, over this view only: how much a match says
-        (document frequencies read off an index, never by re-tokenising the view)."""
-        df = self.scorer.document_frequencies()
-        n = len(self.docs)
-        return {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
 
     def _top(self, scores: np.ndarray, k: int) -> np.ndarray:
         cand = np.flatnonzero(scores > 0)
@@ -186,32 +229,14 @@ def analysed(doc: Doc) -> str:
     return fold(identifiers("\n".join(fields)))
 
 
-def _counts(token_lists: Iterable[list[str]], n: int) -> tuple[dict[str, int], sparse.csr_matrix]:
-    """The vocabulary (token -> column, in order of first use) and the document-token count matrix
-    of ``n`` documents' tokens.
-
-    Token ids go straight into flat int32 arrays: holding every document's token list (or
-    per-token Python ints) costs about 5x the corpus text in RAM at 100k passages.
-    """
-    vocab: dict[str, int] = {}
-    indices, indptr = array("i"), array("q", [0])
-    for tokens in token_lists:
-        indices.extend([vocab.setdefault(t, len(vocab)) for t in tokens])
-        indptr.append(len(indices))
-    cols = np.frombuffer(indices, dtype=np.int32) if indices else np.zeros(0, dtype=np.int32)
-    matrix = sparse.csr_matrix((np.ones(len(cols), dtype=np.int32), cols, np.frombuffer(indptr, dtype=np.int64)),
-                               shape=(n, max(1, len(vocab))))
-    matrix.sum_duplicates()  # a token repeated in a document: one entry holding its count
-    return vocab, matrix
-
-
 class Searcher:
-    """Builds and caches one :class:`View` per distinct caller group set."""
+    """Builds and caches one :class:`View` per distinct caller group set, over corpus-wide postings
+    (:mod:`.postings`) that a change to the corpus grows by what it adds (:meth:`advanced`)."""
 
     def __init__(self, docs: Sequence[Doc], ranker: str = "overlap", max_views: int = 64,
                  entities: Callable[[], EntityIndex] | None = None, cache: Derived | None = None,
                  rows: Callable[[frozenset[str]], np.ndarray] | None = None):
-        """``cache``: persisted BM25 views (a store's), read before building and written after;
+        """``cache``: persisted postings (a store's), read before building and written after;
         ``rows``: the engine's permission check for a group set, as the rows it may read (default:
         :meth:`Passages.readable_rows`)."""
         if ranker not in RANKERS:
@@ -222,65 +247,79 @@ class Searcher:
         self._readable = rows or self.docs.readable_rows
 
     @cached_property
-    def _overlap_counts(self) -> tuple[dict[str, int], sparse.csr_matrix]:
-        """The corpus's raw-text token counts (the ``overlap`` ranker): every view slices its rows."""
-        return self._persisted_counts("counts", lambda: (tokenize(d.text) for d in self.docs))
+    def terms(self) -> Postings:
+        """The corpus's analysed tokens (what the BM25 rankers score, and every view's IDF counts)."""
+        return self._postings("terms", lambda d: tokenize(analysed(d)))
 
     @cached_property
-    def _analysed_counts(self) -> tuple[dict[str, int], sparse.csr_matrix]:
-        """The corpus's analysed-token counts: an ``overlap`` view's document frequencies for its IDF."""
-        return self._persisted_counts("analysed-counts", lambda: (tokenize(analysed(d)) for d in self.docs))
+    def counts(self) -> Postings:
+        """The corpus's raw-text tokens (what the ``overlap`` ranker counts)."""
+        return self._postings("counts", lambda d: tokenize(d.text))
 
-    def _persisted_counts(self, kind: str, tokens: Callable[[], Iterable[list[str]]]
-                          ) -> tuple[dict[str, int], sparse.csr_matrix]:
-        """A corpus-wide count matrix, built once and persisted like a BM25 view."""
-        def decode(blob: bytes) -> tuple[dict[str, int], sparse.csr_matrix] | None:
-            f = unpack(blob)
-            if f is None:
-                return None
-            matrix = sparse.csr_matrix((f["data"], f["indices"], f["indptr"]), shape=tuple(f["shape"]))
-            return dict(zip(f["vocab"], range(len(f["vocab"])))), matrix
+    def _postings(self, kind: str, tokens: Callable[[Doc], list[str]]) -> Postings:
+        """Corpus-wide postings by slot, built once and persisted."""
+        docs, of_slot = self.docs, self.docs.row_of_slot.tolist()
+        return load_or_build(self.cache, kind, TERMS_FORMAT, Postings.from_bytes,
+                             lambda: Postings.build(tokens(docs[r]) if r >= 0 else [] for r in of_slot),
+                             Postings.to_bytes)
 
-        def encode(counts: tuple[dict[str, int], sparse.csr_matrix]) -> bytes:
-            vocab, m = counts
-            return pack(dict(vocab=list(vocab), data=m.data, indices=m.indices, indptr=m.indptr, shape=list(m.shape)))
-
-        return load_or_build(self.cache, kind, VIEW_FORMAT, decode, lambda: _counts(tokens(), len(self.docs)), encode)
-
-    def _frequencies(self, rows: list[int]) -> dict[str, int]:
-        """How many of ``rows`` hold each analysed token (a row holds each of its tokens once)."""
-        vocab, matrix = self._analysed_counts
-        counts = np.bincount(matrix[rows].indices, minlength=matrix.shape[1]).tolist()
-        return {t: c for t, c in zip(vocab, counts) if c}
+    @cached_property
+    def _by_id(self) -> np.ndarray:
+        """The rows in id order, once for the corpus (then carried over by each change)."""
+        return np.argsort(np.array(self.docs.ids, dtype=object), kind="stable")
 
     @cached_property
     def _id_rank(self) -> np.ndarray:
-        """Each document's place in id order, once for the corpus: a view's ties break by its rows' ranks."""
-        order = np.argsort(np.array(self.docs.ids, dtype=object), kind="stable")
+        """Each document's place in id order: a view's ties break by its rows' ranks."""
         rank = np.empty(len(self.docs), dtype=np.int64)
-        rank[order] = np.arange(len(self.docs))
+        rank[self._by_id] = np.arange(len(self.docs))
         return rank
-
-    @cached_property
-    def _tokens(self) -> list[list[str]]:
-        """Every document's BM25 tokens, on the first view that must be built (not loaded)."""
-        return [tokenize(analysed(d)) for d in self.docs]
 
     def _build(self, groups: frozenset[str]) -> View:
         rows = self._readable(groups)
-        docs = self.docs.take(rows)
-        if not len(rows):
-            scorer: _Scorer = _Overlap(sparse.csc_matrix((0, 1)), {})
-        elif self.ranker == "overlap":
-            vocab, matrix = self._overlap_counts
-            scorer = _Overlap(matrix[rows].tocsc(), vocab, lambda: self._frequencies(rows))
+        docs, slots = self.docs.take(rows), self.docs.slot_of_row[rows]
+        terms = _Restricted(self.terms, slots)
+        if self.ranker == "overlap":
+            scorer: _Scorer = _Overlap(_Restricted(self.counts, slots))
         else:
-            key = json.dumps(sorted(groups))
-            scorer = load_or_build(self.cache, f"view:{self.ranker}:{VIEW_FORMAT}", key, _BM25.from_bytes,
-                                   lambda: _BM25([self._tokens[i] for i in rows]), _BM25.to_bytes)
-        return View(docs, rows, scorer, self.ranker == "bm25-titles", self._entities, self._id_rank[rows])
+            scorer = _BM25(terms, self.terms.lengths[slots])
+        return View(docs, rows, scorer, self.ranker == "bm25-titles", self._entities, self._id_rank[rows], terms)
 
     def view(self, groups: frozenset[str]) -> View:
         """The caller's view, built on first use (empty groups see nothing)."""
         key = frozenset(groups)
         return self._views.get(key, lambda: self._build(key))
+
+    def advanced(self, docs: Passages, splice: Splice, added: Sequence[Doc], slots: np.ndarray,
+                 renumber: np.ndarray | None, entities: Callable[[], EntityIndex],
+                 rows: Callable[[frozenset[str]], np.ndarray]) -> "Searcher":
+        """The searcher of the next generation (``docs``, made by ``splice`` with ``added``): the postings
+        built so far grown by the added passages (``slots``: each slot's row before compaction) and
+        compacted when ``renumber`` says so, the id order carried over; views are rebuilt on first
+        use, cheaply (no index of their own)."""
+        new = Searcher(docs, self.ranker, self._views.size, entities, None, rows)
+        alive = slots >= 0
+        for kind, tokens in (("terms", lambda d: tokenize(analysed(d))), ("counts", lambda d: tokenize(d.text))):
+            if kind in vars(self):
+                grown = getattr(self, kind).grown([tokens(d) for d in added], alive)
+                vars(new)[kind] = grown.compacted(renumber) if renumber is not None else grown
+        if "_by_id" in vars(self):
+            order = splice.new_of_old[self._by_id]
+            order = order[order >= 0]
+            ids, old = docs.ids, _IdsOf(order, docs.ids)
+            placed = sorted(splice.placed.tolist(), key=ids.__getitem__)
+            vars(new)["_by_id"] = np.insert(order, [bisect_left(old, ids[r]) for r in placed], placed)
+        return new
+
+
+class _IdsOf(Sequence[str]):
+    """The ids of some rows, read only where a binary search looks."""
+
+    def __init__(self, rows: np.ndarray, ids: Sequence[str]):
+        self.rows, self.ids = rows, ids
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self.ids[int(self.rows[i])]

@@ -109,19 +109,20 @@ def index(
     groups: Optional[list[str]] = typer.Option(None, "--groups", help="Default groups for files that name none (repeatable); "
                                                "front matter and corpus.yaml rules win [default: the group 'local']."),
     max_file_mb: float = typer.Option(MAX_FILE_BYTES / 2**20, "--max-file-mb", min=0.001, help="Refuse larger files."),
-    access: Optional[Path] = typer.Option(None, "--access", envvar="HOPRAG_ACCESS", help="The access file your servers use: build every "
-                                          "principal's search view now, so a server's first start loads it "
-                                          "(required for this on a postgresql:// store) [env HOPRAG_ACCESS; default: "
-                                          "access.yaml beside the store file, if there is one]."),
+    access: Optional[Path] = typer.Option(None, "--access", envvar="HOPRAG_ACCESS", help="The access file your servers use: "
+                                          "a postgresql:// store keeps derived data per set of readers, so it is built "
+                                          "there only with this [env HOPRAG_ACCESS; default: access.yaml beside the "
+                                          "store file, if there is one]."),
     ranker: Optional[str] = typer.Option(None, "--ranker", envvar="HOPRAG_RANKER", help="The ranker your servers use, "
-                                         "whose views to build [env HOPRAG_RANKER; default: corpus.yaml's, else bm25-titles]."),
+                                         "whose postings to build [env HOPRAG_RANKER; default: corpus.yaml's, else bm25-titles]."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress lines."),
     verbose: bool = typer.Option(False, "--verbose", help=f"List every failed or skipped file, not the first {EXAMPLES} "
                                  "of each reason."),
 ) -> None:
     """Mirror SRC into STORE: new and changed files (by content digest) re-indexed, unchanged ones untouched,
-    files gone from SRC deleted, in one atomic commit; then build the derived data servers load at start
-    (the entity index; with an access file, each principal's views). Failed and skipped files are
+    files gone from SRC deleted, in one atomic commit; then make sure the store holds the derived data
+    servers start from (the postings and the entity index; a running server applies the change itself).
+    Failed and skipped files are
     counted by reason and named on stderr; exit 1 only when SRC is missing or empty or no file could
     be indexed (then nothing is committed, and a store this run would have created is not left behind)."""
     from hoprag.ingest import IngestError, index as run_index, prepare
@@ -150,10 +151,10 @@ def index(
             if principals or not is_database(store):
                 if progress:
                     progress("building the derived data servers load at start ...")
-                seconds = prepare(opened, principals, ranker, everyone=operator is None)
-                typer.echo(f"derived data ready in {seconds:.1f} s (the packed passages, entity index and evidence"
-                           + (f"; the views of {len(principals)} principals)" if principals else
-                              "; the view of single-user mode, which reads every group)"))
+                done = prepare(opened, principals, ranker)
+                typer.echo(f"derived data ready in {done.seconds:.1f} s (the packed passages, postings, entity "
+                           "index and evidence check" + (f" of generation {done.base}; servers apply the "
+                                                          f"{done.changed} passages changed since)" if done.changed else ")"))
         finally:
             opened.close()
     except (IngestError, AccessError, ValueError) as exc:

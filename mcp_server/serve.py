@@ -74,8 +74,6 @@ def serve(
     if level not in LOG_LEVELS:
         raise typer.BadParameter(f"expected one of {', '.join(LOG_LEVELS)}", param_hint="--log-level")
     logging.basicConfig(level=level.upper(), stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
-    if level != "debug":  # bm25s announces every per-caller index build at DEBUG on its own logger
-        logging.getLogger("bm25s").setLevel(logging.WARNING)
     if transport not in ("stdio", "http"):
         raise typer.BadParameter("expected stdio or http", param_hint="--transport")
     gc.disable()  # loading allocates ~1M long-lived objects: collecting them meanwhile is pure cost
@@ -106,7 +104,7 @@ def serve(
         live = None
         if loaded is None:
             readers = frozenset().union(*(p.groups for p in principals))
-            live = Live(resolved.store, resolved.ranker, warm, on_swap=_refreeze, readers=readers)
+            live = Live(resolved.store, resolved.ranker, warm, on_swap=_settle, readers=readers)
             current: Engine | Callable[[], Engine] = live.current
         else:
             current = loaded
@@ -183,10 +181,18 @@ def _warm_up(warm: Callable[[Engine], None], engine: Engine, live: Live | None) 
 
 
 def _refreeze() -> None:
-    """After a warm-up or a reload: let the collector free what is garbage (an old engine: frozen
-    objects are never collected), then freeze what lives on."""
+    """After the first warm-up: let the collector free what loading left as garbage, then freeze what
+    lives on (no collection should scan it again)."""
     gc.unfreeze()
     gc.collect()
+    gc.freeze()
+
+
+def _settle() -> None:
+    """After a reload: the retired generation is freed by reference counting as its last request ends
+    (an engine holds no reference cycle), so only what applying the change made is young: collect its
+    cyclic garbage and freeze the rest -- not a pass over every object, as a full collection is."""
+    gc.collect(1)
     gc.freeze()
 
 

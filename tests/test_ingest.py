@@ -19,7 +19,8 @@ from hoprag.entities import FORMAT, is_name, norm
 from hoprag.ingest import IngestError, index
 from hoprag.ingest.chunk import chunk
 from hoprag.ingest.meta import DEFAULT_GROUP, document_id
-from hoprag.search import VIEW_FORMAT, analysed
+from hoprag.postings import Postings
+from hoprag.search import TERMS_FORMAT, analysed
 from hoprag.store import open_store
 from hoprag.tokens import tokenize
 from hoprag_cli.main import app
@@ -524,7 +525,14 @@ def idf_by_reading(view) -> dict[str, float]:
     return {t: math.log(1 + (len(view.docs) - c + 0.5) / (c + 0.5)) for t, c in df.items()}
 
 
-def test_persisted_views_rank_exactly_as_built_ones_and_go_with_the_generation(tree: Path, tmp_path: Path):
+def no_tokenising(monkeypatch) -> None:
+    """Fail any build of corpus-wide postings: what follows must load them."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("postings built, not loaded")
+    monkeypatch.setattr(Postings, "build", refuse)
+
+
+def test_persisted_postings_rank_exactly_as_built_ones_and_stay_with_their_base(tree: Path, tmp_path: Path, monkeypatch):
     db = tmp_path / "s.db"
     run_index(tree, db, "engineering")
     queries = ("Basalt region", "Heron team", "pager rotation Quill", "zz-upload-9")
@@ -532,14 +540,15 @@ def test_persisted_views_rank_exactly_as_built_ones_and_go_with_the_generation(t
     expected = {q: [(h.doc.id, h.score) for h in built.search(q, ENG, 5)] for q in queries}
     built.entities  # noqa: B018 - built (and saved) on first use
     store = open_store(db)
-    key = '["engineering"]'
-    assert store.load_derived(store.generation(), f"view:bm25:{VIEW_FORMAT}", key) is not None  # the first engine saved its view
-    assert store.load_derived(store.generation(), "entities", FORMAT) is not None
-    loaded = engine_of(db, "bm25")
-    assert {q: [(h.doc.id, h.score) for h in loaded.search(q, ENG, 5)] for q in queries} == expected
-    assert "_tokens" not in vars(loaded.searcher)  # served from the stored view: nothing re-tokenized
-    a, b = built.entities, loaded.entities
-    assert (a.vocab, a.names, a.title_of, a.stated_names) == (b.vocab, b.names, b.title_of, b.stated_names)
+    generation = store.generation()
+    assert store.load_derived(generation, "terms", TERMS_FORMAT) is not None  # the first engine saved its postings
+    assert store.load_derived(generation, "entities", FORMAT) is not None
+    with monkeypatch.context() as m:
+        no_tokenising(m)
+        loaded = engine_of(db, "bm25")
+        assert {q: [(h.doc.id, h.score) for h in loaded.search(q, ENG, 5)] for q in queries} == expected
+        a, b = built.entities, loaded.entities
+    assert (a.vocab, a.title_of.tolist(), a.stated_names) == (b.vocab, b.title_of.tolist(), b.stated_names)
     assert all((x.flat.tolist(), x.ptr.tolist()) == (y.flat.tolist(), y.ptr.tolist())
                for x, y in ((a.defines, b.defines), (a.stated, b.stated)))
     assert (a.mentions != b.mentions).nnz == 0
@@ -547,50 +556,71 @@ def test_persisted_views_rank_exactly_as_built_ones_and_go_with_the_generation(t
     for engine in (built, loaded):  # a view's named entities, gathered from the index, as reading its passages gives
         view = engine.view(ENG)
         assert view.entities.named == named_by_reading(view) and view.entities.named
-        assert view.idf == idf_by_reading(view) and view.idf  # IDF read off the BM25 index, as tokenising gives
-        titles = engine.entities.title_of
-        for j in {t for t in titles if t is not None} | {len(titles) + 1}:  # and an entity nothing is titled with
+        assert view.idf == idf_by_reading(view) and view.idf  # IDF counted off the postings, as tokenising gives
+        titles = engine.entities.title_of.tolist()
+        for j in {t for t in titles if t >= 0} | {len(titles) + 1}:  # and an entity nothing is titled with
             assert view.entities.titled(j).tolist() == [i for i, row in enumerate(view.rows) if titles[row] == j]
     (tree / "notes/new.txt").write_text("Basalt region notes.\n")
-    generation = run_index(tree, db, "engineering").generation
-    assert store.load_derived(generation - 1, f"view:bm25:{VIEW_FORMAT}", key) is None  # an old generation's data is deleted
-    assert store.load_derived(generation - 1, "entities", FORMAT) is None
-    assert "notes/new.txt" in [h.doc.id for h in engine_of(db, "bm25").search("Basalt region notes", ENG, 5)]
+    newer = run_index(tree, db, "engineering").generation
+    # the saved generation stays: the next start loads it and applies the change since
+    assert store.load_derived(generation, "terms", TERMS_FORMAT) is not None
+    with monkeypatch.context() as m:
+        no_tokenising(m)
+        started = engine_of(db, "bm25")
+        assert started.generation == newer
+        assert "notes/new.txt" in [h.doc.id for h in started.search("Basalt region notes", ENG, 5)]
+    started.persist(store.derived(newer))
+    (tree / "notes/new.txt").write_text("Basalt region notes, changed.\n")
+    run_index(tree, db, "engineering")
+    engine_of(db, "bm25").persist(store.derived(store.generation()))
+    # two newer generations saved: the first one's derived data (and the change log up to it) is gone
+    assert store.load_derived(generation, "terms", TERMS_FORMAT) is None
+    assert store.load_derived(newer, "terms", TERMS_FORMAT) is not None
+    assert store.delta(generation) is None and store.delta(newer) is not None
 
 
-def test_persisted_overlap_counts_rank_exactly_as_built_ones(tree: Path, tmp_path: Path):
+def test_persisted_overlap_counts_rank_exactly_as_built_ones(tree: Path, tmp_path: Path, monkeypatch):
     db = tmp_path / "s.db"
     run_index(tree, db, "engineering")
     queries = ("Basalt region", "Heron team", "pager rotation Quill")
     built = engine_of(db, "overlap")
     expected = {q: [(h.doc.id, h.score) for h in built.search(q, ENG, 5)] for q in queries}
-    store = open_store(db)
-    assert store.load_derived(store.generation(), "counts", VIEW_FORMAT) is not None
-    loaded = engine_of(db, "overlap")
-    assert {q: [(h.doc.id, h.score) for h in loaded.search(q, ENG, 5)] for q in queries} == expected
-    assert any(expected.values())
-    for engine in (built, loaded):  # IDF from the persisted analysed counts, as tokenising the view gives
+    for engine in (built,):  # IDF from the analysed postings, as tokenising the view gives
         assert engine.view(ENG).idf == idf_by_reading(engine.view(ENG)) and engine.view(ENG).idf
-    assert store.load_derived(store.generation(), "analysed-counts", VIEW_FORMAT) is not None
+    store = open_store(db)
+    assert store.load_derived(store.generation(), "counts", TERMS_FORMAT) is not None
+    assert store.load_derived(store.generation(), "terms", TERMS_FORMAT) is not None
+    with monkeypatch.context() as m:
+        no_tokenising(m)
+        loaded = engine_of(db, "overlap")
+        assert {q: [(h.doc.id, h.score) for h in loaded.search(q, ENG, 5)] for q in queries} == expected
+        assert loaded.view(ENG).idf == idf_by_reading(loaded.view(ENG))
+    assert any(expected.values())
 
 
-def test_index_with_the_access_file_builds_what_servers_load(tree: Path, tmp_path: Path):
-    """After `hoprag index --access`, a server's first start loads every principal's view: nothing to tokenise."""
+def test_index_builds_what_servers_load(tree: Path, tmp_path: Path, monkeypatch):
+    """After `hoprag index`, a server's first start loads its derived data: nothing to tokenise; after a
+    small change it loads the same and applies the change."""
     db, access = tmp_path / "s.db", tmp_path / "access.yaml"
     access.write_text("principals:\n  eng: {groups: [engineering]}\n  fin: {groups: [finance]}\n", encoding="utf-8")
-    result = CliRunner().invoke(app, ["index", str(tree), "--store", str(db), "--groups", "engineering",
-                                      "--access", str(access), "--quiet"])
+    command = ["index", str(tree), "--store", str(db), "--groups", "engineering", "--access", str(access), "--quiet"]
+    result = CliRunner().invoke(app, command)
     assert result.exit_code == 0, result.output
-    assert "the views of 2 principals" in result.output
-    engine = engine_of(db)
-    assert engine.ranker.startswith("bm25")  # a view that would otherwise be built from token lists
+    assert "derived data ready in" in result.output and "changed since" not in result.output
     store = open_store(db)
-    for groups in (ENG, FIN):
-        key = json.dumps(sorted(groups))
-        assert store.load_derived(store.generation(), f"view:{engine.ranker}:{VIEW_FORMAT}", key) is not None
-        engine.warm(groups)
-    assert "_tokens" not in vars(engine.searcher)  # every view loaded, none built
+    with monkeypatch.context() as m:
+        no_tokenising(m)
+        engine = engine_of(db)
+        assert engine.ranker.startswith("bm25")
+        for groups in (ENG, FIN):
+            engine.warm(groups)
     assert store.load_derived(store.generation(), "entities", FORMAT) is not None
+    (tree / "notes" / "new.txt").write_text("Basalt region notes.\n")
+    result = CliRunner().invoke(app, command)
+    assert result.exit_code == 0 and "servers apply the 1 passages changed since" in result.output, result.output
+    with monkeypatch.context() as m:
+        no_tokenising(m)
+        assert engine_of(db).search("Basalt region notes", ENG, 1)[0].doc.id == "notes/new.txt"
     bad = CliRunner().invoke(app, ["index", str(tree), "--store", str(db), "--access", str(tmp_path / "none.yaml")])
     assert bad.exit_code != 0 and "none.yaml" in bad.output and "Traceback" not in bad.output
 
@@ -601,7 +631,7 @@ def test_derived_data_of_another_layout_is_rebuilt_never_misread(tree: Path, tmp
     for db in (old, fresh):
         run_index(tree, db, "engineering")
     store = open_store(old)
-    for kind, key in ((f"view:bm25:{VIEW_FORMAT}", '["engineering"]'), ("entities", FORMAT)):
+    for kind, key in (("terms", TERMS_FORMAT), ("entities", FORMAT)):
         store.save_derived(store.generation(), kind, key, b"PK\x03\x04 an .npz of an older layout")
     a, b = engine_of(old, "bm25"), engine_of(fresh, "bm25")
     for q in ("Basalt region", "Heron team", "pager rotation Quill"):

@@ -116,6 +116,13 @@ def test_a_store_starts_from_its_packed_passages_and_evidence(tmp_path: Path, mo
     assert (store.snapshot().docs, store.snapshot().facts) == (first.docs, first.facts)
     (src / "notes" / "new.txt").write_text("Basalt region notes.\n")
     index(src, store, ["engineering"])
-    assert store.load_derived(generation, PASSAGES, FORMAT) is None  # an older generation's columns are gone
-    assert "notes/new.txt" in store.snapshot().docs.ids
+    later = store.snapshot()  # the damaged columns are passed over: this generation read row by row
+    assert "notes/new.txt" in later.docs.ids and later.delta is None
+    assert store.load_derived(generation + 1, PASSAGES, FORMAT) is not None
+    (src / "notes" / "new.txt").write_text("Basalt region notes, changed.\n")
+    index(src, store, ["engineering"])
+    started = store.snapshot()  # the saved generation's columns, and the change since
+    assert (started.generation, started.delta.generation, [d.id for d in started.delta.added]) == (
+        generation + 1, generation + 2, ["notes/new.txt"])
+    assert started.delta.removed == {"notes/new.txt"}
     store.close()

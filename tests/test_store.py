@@ -156,8 +156,8 @@ def test_a_deleted_file_leaves_no_trace_for_any_principal(served, tmp_path, requ
     for groups in PRINCIPALS.values():
         assert kept.graph(groups).edges() == clean.graph(groups).edges()
         a, b = kept.view(groups).entities, clean.view(groups).entities
-        assert {kept.entities.names[j]: int(n) for j, n in enumerate(a.spread) if n} == \
-               {clean.entities.names[j]: int(n) for j, n in enumerate(b.spread) if n}
+        assert {kept.entities.keys[j]: int(n) for j, n in enumerate(a.spread) if n} == \
+               {clean.entities.keys[j]: int(n) for j, n in enumerate(b.spread) if n}
         assert a.named == b.named and kept.view(groups).idf == clean.view(groups).idf  # persisted names, weights
         assert kept.graph(groups).node_count() == clean.graph(groups).node_count()
         assert kept.grep("Basalt", groups) == clean.grep("Basalt", groups)
@@ -202,36 +202,48 @@ def test_a_reader_during_reindexing_never_sees_a_mix(tmp_path, request, kind):
     assert {d.text.split()[-1] for d in Live(db, readers=EVERYONE).current().docs} == {"v6."}
 
 
-def downgrade_to_schema_1(db: str) -> None:
-    """Make a store look as an older hoprag (schema 1: no path, no metadata column) wrote it."""
+def downgrade(db: str, version: str) -> None:
+    """Make a store look as an older hoprag wrote it: schema 2 has no change log (no generation per
+    passage, no table of removed passages), schema 1 not even a path or metadata column."""
     if db.startswith("postgresql"):
         import psycopg
 
         with psycopg.connect(db, autocommit=True) as conn, conn.transaction():
-            conn.execute("ALTER TABLE hoprag.passages DROP COLUMN path, DROP COLUMN metadata")
-            conn.execute("UPDATE hoprag.meta SET value = '1' WHERE key = 'schema'")
+            conn.execute("DROP TABLE hoprag.removed")
+            conn.execute("ALTER TABLE hoprag.passages DROP COLUMN generation")
+            if version == "1":
+                conn.execute("ALTER TABLE hoprag.passages DROP COLUMN path, DROP COLUMN metadata")
+            conn.execute("UPDATE hoprag.meta SET value = %s WHERE key = 'schema'", (version,))
         return
     import sqlite3
 
     conn = sqlite3.connect(db)
-    conn.executescript("ALTER TABLE passages DROP COLUMN path; ALTER TABLE passages DROP COLUMN metadata; "
-                       "UPDATE meta SET value = '1' WHERE key = 'schema';")
+    conn.executescript("DROP TABLE removed; DROP INDEX passages_generation; ALTER TABLE passages DROP COLUMN generation;"
+                       + ("ALTER TABLE passages DROP COLUMN path; ALTER TABLE passages DROP COLUMN metadata;"
+                          if version == "1" else "") + f"UPDATE meta SET value = '{version}' WHERE key = 'schema';")
     conn.close()
 
 
+@pytest.mark.parametrize("version", ["1", "2"])
 @pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
-def test_a_store_of_the_older_schema_is_upgraded_by_the_next_index(tmp_path, request, kind):
+def test_a_store_of_an_older_schema_is_upgraded_by_the_next_index(tmp_path, request, kind, version):
     src, db = build(tmp_path), new_store(kind, tmp_path, "old", request)
     reindex(src, db)
-    downgrade_to_schema_1(db)
-    with pytest.raises(StoreError, match="store schema 1 is older than this hoprag's 2: run `hoprag index SRC --store"):
+    downgrade(db, version)
+    with pytest.raises(StoreError, match=f"store schema {version} is older than this hoprag's 3: run `hoprag index SRC --store"):
         open_store(db)  # a reader names the fix in one line
-    store = open_store(db, create=True)  # hoprag index: adds the columns, forgets every digest
+    store = open_store(db, create=True)  # hoprag index: adds the columns (schema 1: forgets every digest)
     try:
         report = index(src, store, ["engineering"])
     finally:
         store.close()
-    assert report.failed == [] and (report.changed, report.new, report.unchanged) == (6, 0, 0)  # every file read again
+    # schema 1: every file read again; schema 2: nothing to read, the change log starts now
+    assert report.failed == [] and (report.changed, report.unchanged) == ((6, 0) if version == "1" else (0, 6))
+    (src / "notes" / "wren.md").write_text("# Wren\n\nProject Wren depends on Quill.\n")
+    since = open_store(db).generation()
+    generation = reindex(src, db)
+    assert [d.id for d in open_store(db).delta(since, EVERYONE).added] == ["notes/wren.md"]
+    assert generation == since + 1
     docs = {d.id: d for d in open_store(db).snapshot(EVERYONE).docs}
     assert docs["finance/budget.md"].path == "finance/budget.md"
     assert json.loads(docs["finance/budget.md"].front_matter) == BUDGET_METADATA

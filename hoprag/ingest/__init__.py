@@ -367,23 +367,38 @@ def index(src: Path, store: Store, groups: Sequence[str] = (), max_bytes: int = 
     return report
 
 
-def prepare(store: Store, principals: Sequence[frozenset[str]] = (), ranker: str | None = None,
-            everyone: bool = False) -> float:
-    """Build and persist, over the store's newest generation, the derived data a server would
-    otherwise build at its first start: the packed passages, the entity index and the evidence check,
-    and with ``principals`` (each one's groups) their search views and term weights, so servers
-    start by loading; ``everyone``: also the view of every group (single-user mode's). Seconds taken.
+@dataclass(frozen=True)
+class Prepared:
+    """What :func:`prepare` did: seconds taken, and the generation whose derived data the store now
+    starts servers from, with how many passages changed since (``0``: the newest generation's own)."""
+
+    seconds: float
+    base: int
+    changed: int
+
+
+def prepare(store: Store, principals: Sequence[frozenset[str]] = (), ranker: str | None = None) -> Prepared:
+    """Make sure the store holds, for its newest generation, the derived data a server would otherwise
+    build at its first start (the packed passages, the postings, the entity index and the evidence
+    check): built and saved when missing, as after a first index; when the store holds that of a
+    recent generation, left as it is -- servers load it and apply the change since, as reloading ones
+    do -- until the change since is big enough to save anew (:func:`hoprag.delta.save_due`).
 
     A store that enforces its own permissions keys its derived data by who reads it (the union of
     ``principals``' groups, as ``hoprag serve`` reads it), so it needs ``principals``. ``ranker``:
     the one the servers use (default: the store's own choice, else the product default).
     """
+    from ..delta import save_due
     from ..engine import Engine
 
     start = time.perf_counter()
     readers = frozenset().union(*principals) if principals else None
-    engine = Engine.from_snapshot(store.snapshot(readers), ranker)  # packs the passages for the next reader
-    engine.derive()
-    for groups in [*principals, *([engine.served_groups] if everyone else [])]:
-        engine.warm(groups)
-    return time.perf_counter() - start
+    snapshot = store.snapshot(readers)  # packs the passages for the next reader when it read rows
+    engine = Engine.from_snapshot(snapshot, ranker)
+    base = snapshot.generation
+    if snapshot.delta is None:
+        engine.prepared()  # what the generation lacks is built, and saved through its cache
+    elif save_due(engine):
+        engine.persist(store.derived(engine.generation, readers))
+        base = engine.generation
+    return Prepared(time.perf_counter() - start, base, engine.generation - base and engine.changed)

@@ -5,19 +5,21 @@ it without re-parsing. The embedded SQLite file (:mod:`.sqlite`, standard librar
 ``postgresql://`` URL names a shared PostgreSQL store (:mod:`.postgres`) that many server replicas
 read, enforcing permissions a second time with row-level security.
 
-Every change is one atomic commit that bumps the store's *generation*; a reader takes a
-:class:`Snapshot` of one generation, so it never sees half an update, and a server polls
-:meth:`Store.generation` to know when to swap in a fresh engine.
+Every change is one atomic commit that bumps the store's *generation* and logs what it removed and
+added; a reader takes a :class:`Snapshot` of one generation, so it never sees half an update, and a
+server polls :meth:`Store.generation` and applies what changed since its own (:meth:`Store.delta`,
+:mod:`hoprag.delta`) to the engine it serves.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Callable, Protocol, Sequence
 from urllib.parse import urlsplit
 
 from ..corpus import Doc
+from ..delta import Delta
 from ..lexicon import Lexicon, Relation
 from ..read import Triple
 from ..cache import Derived
@@ -71,15 +73,18 @@ PASSAGES = "passages"
 @dataclass(frozen=True)
 class Snapshot:
     """Everything an engine needs, read at one generation; ``derived`` persists what engines build
-    over it (search views, the entity index), so the next process of this generation loads them;
-    ``guard`` (a store that enforces permissions itself) returns the passage ids a group set may read."""
+    over it (postings, the entity index), so the next process of this generation loads them;
+    ``delta``: the change from this generation to the store's newest, when the snapshot starts from
+    an earlier generation whose derived data was saved (one consistent read with it); ``guard`` (a
+    store that enforces permissions itself) returns the passage ids a group set may read."""
 
     generation: int
     docs: Passages
     facts: dict[str, tuple[Triple, ...]]  # only passages that state facts
     config: Config
     derived: Derived | None = None
-    guard: Callable[[frozenset[str]], frozenset[str]] | None = None  # the store's own permission check
+    guard: Callable[[frozenset[str], Sequence[str] | None], frozenset[str]] | None = None  # the store's own check
+    delta: Delta | None = None
 
 
 class StoreError(ValueError):
@@ -112,9 +117,17 @@ class Store(Protocol):
         every passage and fact derived from it, and all derived data (views, entities) of older generations."""
 
     def snapshot(self, readers: frozenset[str] | None = None) -> Snapshot:
-        """A consistent read of one generation. ``readers``: the groups of everyone the reading
+        """A consistent read of the newest generation. ``readers``: the groups of everyone the reading
         process serves; a store that enforces permissions itself returns only rows they may read
         (PostgreSQL requires it; the embedded file is the operator's own and is read whole)."""
+
+    def delta(self, since: int, readers: frozenset[str] | None = None) -> Delta | None:
+        """What changed from generation ``since`` to the newest, as ``readers`` see it (one consistent
+        read); ``None`` when it cannot be told (``since`` is older than the change log kept, or the
+        corpus configuration changed since): the reader then takes a whole :meth:`snapshot`."""
+
+    def derived(self, generation: int, readers: frozenset[str] | None = None) -> Derived:
+        """Where the derived data of ``generation``, read by ``readers``, persists (:meth:`Engine.persist`)."""
 
     def wait(self, timeout: float) -> None:
         """Block until a change may have been committed, at most ``timeout`` seconds (a store that

@@ -8,8 +8,11 @@ hand a caller a row the database would not. Tables ``FORCE`` row-level security,
 their owner reads around a policy by accident; the owner needs no superuser rights, only
 ``CREATEROLE`` the first time (to create :data:`READER` and join it).
 
-A commit bumps the generation and notifies :data:`CHANNEL` in the same transaction; servers
-``LISTEN`` (and poll as a fallback), so a change reaches every replica as soon as it can be loaded.
+A commit bumps the generation, logs the passages it removes (``removed``, under the same
+row-level security as the passages: a replica sees only the removals of rows it could read) and
+notifies :data:`CHANNEL` in the same transaction; servers ``LISTEN`` (and poll as a fallback) and
+apply what changed since their generation (:meth:`PostgresStore.delta`), so a change reaches every
+replica as soon as it is applied.
 """
 
 from __future__ import annotations
@@ -20,16 +23,18 @@ import re
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Sequence, TypeVar
 
 from ..corpus import Doc
 from ..passages import FORMAT as PASSAGES_FORMAT, Passages
+from ..delta import Delta
 from . import PASSAGES, Changes, Config, Snapshot, StoreError, redact
 
 log = logging.getLogger("hoprag.store")
 #: 2: passages carry ``path`` and ``metadata`` (the document's other front-matter keys; ``json``, which
-#: keeps the author's key order, unlike ``jsonb``).
-SCHEMA_VERSION = "2"
+#: keeps the author's key order, unlike ``jsonb``); 3: the generation that wrote each passage, and
+#: the log of removed passages.
+SCHEMA_VERSION = "3"
 #: How ``hoprag index`` (the owner) upgrades a store of schema 1 in place: the new columns, and every
 #: file's digest forgotten, so the next mirror step re-reads each file and fills them.
 _UPGRADE_1 = """
@@ -37,6 +42,30 @@ ALTER TABLE hoprag.passages ADD COLUMN path text NOT NULL DEFAULT '', ADD COLUMN
 UPDATE hoprag.files SET digest = '';
 DELETE FROM hoprag.derived;
 UPDATE hoprag.meta SET value = '2' WHERE key = 'schema';
+"""
+
+
+def _upgrade_2(owner: str) -> str:
+    """From schema 2: the change log, starting now (a reader further back takes a whole snapshot)."""
+    return f"""
+ALTER TABLE hoprag.passages ADD COLUMN generation bigint NOT NULL DEFAULT 0;
+CREATE INDEX passages_generation ON hoprag.passages (generation);
+{_REMOVED.format(owner=owner, reader=READER)}
+DELETE FROM hoprag.derived;
+INSERT INTO hoprag.meta SELECT 'log_floor', value FROM hoprag.meta WHERE key = 'generation';
+UPDATE hoprag.meta SET value = '3' WHERE key = 'schema';
+"""
+
+
+#: The log of removed passages, readable as the passages are (what ``{owner}`` and ``{reader}`` name).
+_REMOVED = """
+CREATE TABLE hoprag.removed (generation bigint NOT NULL, id text COLLATE "C" NOT NULL, groups text[] NOT NULL);
+CREATE INDEX removed_generation ON hoprag.removed (generation);
+ALTER TABLE hoprag.removed ENABLE ROW LEVEL SECURITY;
+ALTER TABLE hoprag.removed FORCE ROW LEVEL SECURITY;
+CREATE POLICY owner_writes ON hoprag.removed TO "{owner}" USING (true) WITH CHECK (true);
+CREATE POLICY caller_reads ON hoprag.removed FOR SELECT TO {reader} USING (groups && (SELECT hoprag.caller_groups()));
+GRANT SELECT ON hoprag.removed TO {reader};
 """
 #: The role every passage read runs as; the store's owner creates it (``CREATEROLE``) and joins it.
 READER = "hoprag_reader"
@@ -47,6 +76,9 @@ T = TypeVar("T")
 
 _COLUMNS = ("id, file, document, position, section, title, text, groups, trusted, source, updated, triples, facts, "
             "path, metadata")
+#: What a snapshot reads of each passage, in the store's order (metadata as its text: the author's key order).
+_READ = f"SELECT {_COLUMNS.replace('metadata', 'metadata::text')} FROM hoprag.passages"
+_ORDER = " ORDER BY file, document, position"
 
 
 def _schema(owner: str) -> str:
@@ -61,8 +93,9 @@ CREATE TABLE hoprag.passages (
     document text COLLATE "C" NOT NULL, position integer NOT NULL, section text NOT NULL,
     title text NOT NULL, text text NOT NULL, groups text[] NOT NULL, trusted boolean NOT NULL,
     source text NOT NULL, updated date, triples jsonb, facts jsonb NOT NULL,
-    path text NOT NULL DEFAULT '', metadata json);
+    path text NOT NULL DEFAULT '', metadata json, generation bigint NOT NULL DEFAULT 0);
 CREATE INDEX passages_order ON hoprag.passages (file, document, position);
+CREATE INDEX passages_generation ON hoprag.passages (generation);
 CREATE TABLE hoprag.derived (
     generation bigint NOT NULL, readers text[] NOT NULL, kind text NOT NULL, key text NOT NULL,
     data bytea NOT NULL, PRIMARY KEY (generation, readers, kind, key));
@@ -84,12 +117,33 @@ CREATE POLICY caller_reads ON hoprag.derived FOR SELECT TO {READER}
 GRANT USAGE ON SCHEMA hoprag TO {READER};
 GRANT SELECT ON hoprag.meta, hoprag.passages, hoprag.derived TO {READER};
 GRANT EXECUTE ON FUNCTION hoprag.caller_groups() TO {READER};
+{_REMOVED.format(owner=owner, reader=READER)}
 INSERT INTO hoprag.meta VALUES ('schema', '{SCHEMA_VERSION}'), ('generation', '0');
 """
 
 
 def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _passages(rows: list[tuple]) -> tuple[Passages, dict[str, tuple]]:
+    """Passages (with the files they came from) and the facts of those that state some, from rows of
+    :data:`_READ`."""
+    docs, facts, files = [], {}, []
+    group_sets: dict[tuple[str, ...], frozenset[str]] = {}  # most passages share a few group sets
+    for (pid, file, document, position, section, title, text, groups, trusted, source, updated, triples,
+         fact_rows, path, metadata) in rows:
+        key = tuple(groups)
+        gs = group_sets.get(key)
+        if gs is None:
+            gs = group_sets[key] = frozenset(groups)
+        docs.append(Doc(pid, text, gs, trusted, title, source, updated,
+                        tuple(map(tuple, triples)) if triples is not None else None,
+                        "" if document == pid else document, position, section, path, metadata or ""))
+        files.append(file)
+        if fact_rows:
+            facts[pid] = tuple(map(tuple, fact_rows))
+    return Passages.of(docs, files), facts
 
 
 @dataclass(frozen=True)
@@ -152,13 +206,17 @@ class PostgresStore:
         """Check the schema; with ``create``, make it (and the reader role) when it is missing."""
         exists = db.execute("SELECT to_regclass('hoprag.meta') IS NOT NULL").fetchone()[0]
         version = self._meta(db, "schema") if exists else None
-        if version == "1" and create:
+        if version in ("1", "2") and create:
+            owner = db.execute("SELECT current_user").fetchone()[0]
             with db.transaction():
-                db.execute(_UPGRADE_1)
-            log.warning("%s: upgraded the store from schema 1 to %s: every file is read again", self.name, SCHEMA_VERSION)
+                if version == "1":
+                    db.execute(_UPGRADE_1)
+                db.execute(_upgrade_2(owner))
+            log.warning("%s: upgraded the store from schema %s to %s%s", self.name, version, SCHEMA_VERSION,
+                        ": every file is read again" if version == "1" else "")
             return
-        if version == "1":
-            raise StoreError(f"{self.name}: store schema 1 is older than this hoprag's {SCHEMA_VERSION}: run "
+        if version in ("1", "2"):
+            raise StoreError(f"{self.name}: store schema {version} is older than this hoprag's {SCHEMA_VERSION}: run "
                              f"`hoprag index SRC --store ...` once (as the store's owner) to upgrade it in place")
         if version:
             if version != SCHEMA_VERSION:
@@ -229,74 +287,96 @@ class PostgresStore:
             with db.transaction():
                 # one writer at a time: the generation row is the lock
                 current = int(db.execute("SELECT value FROM hoprag.meta WHERE key = 'generation' FOR UPDATE").fetchone()[0])
+                generation = current + 1
                 gone = [*changes.delete, *changes.upsert]
+                # the log: every passage this commit removes (a changed file's old ones included)
+                db.execute("INSERT INTO hoprag.removed SELECT %s, id, groups FROM hoprag.passages WHERE file = ANY(%s)",
+                           (generation, gone))
                 db.execute("DELETE FROM hoprag.files WHERE path = ANY(%s)", (gone,))  # cascades to passages
                 with db.cursor() as cur:  # pipelined (COPY is refused under row-level security)
                     cur.executemany("INSERT INTO hoprag.files VALUES (%s, %s)",
                                     [(f, d) for f, (d, _) in changes.upsert.items()])
-                    cur.executemany(f"INSERT INTO hoprag.passages ({_COLUMNS}) VALUES "
-                                    f"({', '.join(['%s'] * 14)}, %s::json)", rows)
-                generation = current + 1
-                db.execute("DELETE FROM hoprag.derived")  # built over an older generation: never served again
+                    cur.executemany(f"INSERT INTO hoprag.passages ({_COLUMNS}, generation) VALUES "
+                                    f"({', '.join(['%s'] * 14)}, %s::json, {generation})", rows)
+                meta = [("generation", str(generation)), ("source", changes.source),
+                        ("config", json.dumps(changes.config.as_json())), ("config_digest", changes.config_digest)]
+                if self._meta(db, "config_digest") != changes.config_digest:  # what every reader derives from changed
+                    meta.append(("config_generation", str(generation)))
                 with db.cursor() as cur:
                     cur.executemany(
                         "INSERT INTO hoprag.meta VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-                        [("generation", str(generation)), ("source", changes.source),
-                         ("config", json.dumps(changes.config.as_json())), ("config_digest", changes.config_digest)])
+                        meta)
                 db.execute("SELECT pg_notify(%s, %s)", (CHANNEL, str(generation)))  # delivered at commit
             return generation
 
         return self._run(commit)
 
-    def snapshot(self, readers: frozenset[str] | None = None) -> Snapshot:
+    def _who(self, readers: frozenset[str] | None) -> frozenset[str]:
         if readers is None:
             raise StoreError(f"{self.name}: a PostgreSQL store is read for the principals of an access file "
                              "(pass --access FILE)")
-        who = frozenset(readers)
-        derived = (PASSAGES, PASSAGES_FORMAT)
+        return frozenset(readers)
 
-        def read(db: Any) -> tuple[int, Config, Any, list[tuple]]:
+    def snapshot(self, readers: frozenset[str] | None = None) -> Snapshot:
+        who = self._who(readers)
+
+        def read(db: Any) -> tuple[int, Config, Any, list[tuple], Delta | None]:
             with db.transaction():
                 db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")  # one generation throughout
                 self._reading(db, who)
                 generation = int(self._meta(db, "generation") or 0)
                 config = Config.from_json(json.loads(self._meta(db, "config") or "{}"))
-                found = db.execute("SELECT data FROM hoprag.derived WHERE generation = %s AND readers = %s AND kind = %s "
-                                   "AND key = %s", (generation, sorted(who), *derived)).fetchone()
-                packed = Passages.from_bytes(bytes(found[0])) if found else None
-                rows = [] if packed else db.execute(  # metadata as its text: the author's key order
-                    f"SELECT {_COLUMNS.replace('metadata', 'metadata::text')} FROM hoprag.passages "
-                    "ORDER BY file, document, position").fetchall()
-            return generation, config, packed, rows
+                found = db.execute("SELECT generation, data FROM hoprag.derived WHERE readers = %s AND kind = %s AND "
+                                   "key = %s AND generation <= %s ORDER BY generation DESC LIMIT 1",
+                                   (sorted(who), PASSAGES, PASSAGES_FORMAT, generation)).fetchone()
+                packed = Passages.from_bytes(bytes(found[1])) if found else None
+                delta = self._delta(db, found[0]) if packed is not None and found[0] < generation else None
+                if packed is not None and (found[0] == generation or delta is not None):
+                    return found[0], config, packed, [], delta
+                return generation, config, None, db.execute(_READ + _ORDER).fetchall(), None
 
-        generation, config, packed, rows = self._run(read)
+        generation, config, packed, rows, delta = self._run(read)
         cache = _Derived(self, generation, tuple(sorted(who)))
         if packed is not None:
-            return Snapshot(generation, *packed, config, cache, self.readable)
-        docs, facts = [], {}
-        group_sets: dict[tuple[str, ...], frozenset[str]] = {}  # most passages share a few group sets
-        for (pid, _, document, position, section, title, text, groups, trusted, source, updated, triples,
-             fact_rows, path, metadata) in rows:
-            key = tuple(groups)
-            gs = group_sets.get(key)
-            if gs is None:
-                gs = group_sets[key] = frozenset(groups)
-            docs.append(Doc(pid, text, gs, trusted, title, source, updated,
-                            tuple(map(tuple, triples)) if triples is not None else None,
-                            "" if document == pid else document, position, section, path, metadata or ""))
-            if fact_rows:
-                facts[pid] = tuple(map(tuple, fact_rows))
-        passages = Passages.of(docs)
-        cache.save(*derived, passages.to_bytes(facts))  # the next replica start reads one blob
+            return Snapshot(generation, *packed, config, cache, self.readable, delta)
+        passages, facts = _passages(rows)
+        cache.save(PASSAGES, PASSAGES_FORMAT, passages.to_bytes(facts))  # the next replica start reads one blob
         return Snapshot(generation, passages, facts, config, cache, self.readable)
 
-    def readable(self, groups: frozenset[str]) -> frozenset[str]:
-        """The passage ids row-level security returns to ``groups`` (the engine's guard). Failing,
-        it says so to the caller without naming the database (the log has the detail)."""
+    def delta(self, since: int, readers: frozenset[str] | None = None) -> Delta | None:
+        who = self._who(readers)
+
+        def read(db: Any) -> Delta | None:
+            with db.transaction():
+                db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                self._reading(db, who)
+                return self._delta(db, since)
+
+        return self._run(read)
+
+    def _delta(self, db: Any, since: int) -> Delta | None:
+        """:meth:`delta`, inside the caller's read transaction (as the reader role, for its groups)."""
+        generation = int(self._meta(db, "generation") or 0)
+        if (since < int(self._meta(db, "log_floor") or 0) or since < int(self._meta(db, "config_generation") or 0)
+                or since > generation):
+            return None
+        removed = frozenset(r[0] for r in db.execute("SELECT id FROM hoprag.removed WHERE generation > %s", (since,)))
+        passages, facts = _passages(db.execute(_READ + " WHERE generation > %s" + _ORDER, (since,)).fetchall())
+        return Delta(since, generation, removed, tuple(passages), tuple(map(passages.file, range(len(passages)))), facts)
+
+    def derived(self, generation: int, readers: frozenset[str] | None = None) -> "_Derived":
+        return _Derived(self, generation, tuple(sorted(self._who(readers))))
+
+    def readable(self, groups: frozenset[str], among: Sequence[str] | None = None) -> frozenset[str]:
+        """The passage ids row-level security returns to ``groups`` (of ``among`` only, when given): the
+        engine's guard. Failing, it says so to the caller without naming the database (the log has
+        the detail)."""
         def read(db: Any) -> frozenset[str]:
             with db.transaction():
                 self._reading(db, frozenset(groups))
-                return frozenset(r[0] for r in db.execute("SELECT id FROM hoprag.passages"))
+                found = (db.execute("SELECT id FROM hoprag.passages") if among is None else
+                         db.execute("SELECT id FROM hoprag.passages WHERE id = ANY(%s)", (list(among),)))
+                return frozenset(r[0] for r in found)
 
         try:
             return self._run(read)
@@ -337,12 +417,29 @@ class PostgresStore:
             return None
 
     def save_derived(self, generation: int, readers: tuple[str, ...], kind: str, key: str, blob: bytes) -> None:
-        """Persist derived data, only while its generation is still the newest (never a stale row)."""
+        """Persist derived data of the newest generation or of a base (a generation whose packed
+        passages are saved for these readers: snapshots start from it); saving a new base prunes what
+        no reader needs any more -- derived data and tombstones older than the previous base."""
+        def save(db: Any) -> None:
+            with db.transaction():
+                saved = db.execute(
+                    "INSERT INTO hoprag.derived SELECT %s, %s, %s, %s, %s WHERE (SELECT value FROM hoprag.meta WHERE "
+                    "key = 'generation') = %s OR EXISTS (SELECT 1 FROM hoprag.derived WHERE generation = %s AND "
+                    "readers = %s AND kind = %s) ON CONFLICT DO NOTHING",
+                    (generation, list(readers), kind, key, blob, str(generation), generation, list(readers),
+                     PASSAGES)).rowcount
+                if not saved or kind != PASSAGES:
+                    return
+                bases = [g for (g,) in db.execute("SELECT generation FROM hoprag.derived WHERE readers = %s AND kind = %s "
+                                                  "ORDER BY generation DESC LIMIT 2", (list(readers), PASSAGES))]
+                if len(bases) == 2:
+                    db.execute("DELETE FROM hoprag.derived WHERE generation < %s", (bases[1],))
+                    db.execute("DELETE FROM hoprag.removed WHERE generation <= %s", (bases[1],))
+                    db.execute("INSERT INTO hoprag.meta VALUES ('log_floor', %s) ON CONFLICT (key) DO UPDATE SET "
+                               "value = greatest(hoprag.meta.value::bigint, EXCLUDED.value::bigint)::text", (str(bases[1]),))
+
         try:
-            self._run(lambda db: db.execute(
-                "INSERT INTO hoprag.derived SELECT %s, %s, %s, %s, %s WHERE "
-                "(SELECT value FROM hoprag.meta WHERE key = 'generation') = %s ON CONFLICT DO NOTHING",
-                (generation, list(readers), kind, key, blob, str(generation))))
+            self._run(save)
         except StoreError as exc:  # a reader-only login still serves; it just builds again each start
             log.info("derived data not saved: %s", exc)
 

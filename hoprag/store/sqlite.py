@@ -3,6 +3,12 @@
 WAL journaling lets readers work during a write: a writer's whole mirror step is one
 ``BEGIN IMMEDIATE`` ... ``COMMIT`` transaction, and a reader's snapshot is one read transaction,
 which SQLite serves from a single committed state -- never a mix of old and new rows.
+
+Each passage row carries the generation that wrote it, and a commit logs the passages it removes in
+``removed`` (tombstones): what changed since any generation is two indexed reads (:meth:`delta`).
+Derived data is kept per generation; a generation whose packed passages are saved is a *base*, which
+a snapshot starts from before applying the change since. Saving a base prunes what no reader needs:
+derived data and tombstones older than the base before it.
 """
 
 from __future__ import annotations
@@ -18,11 +24,13 @@ from pathlib import Path
 
 from ..corpus import Doc
 from ..passages import FORMAT as PASSAGES_FORMAT, Passages
+from ..delta import Delta
 from . import PASSAGES, Changes, Config, Snapshot, StoreError
 
 log = logging.getLogger("hoprag.store")
-#: 2: passages carry ``path`` and ``metadata`` (the document's other front-matter keys, JSON).
-SCHEMA_VERSION = "2"
+#: 2: passages carry ``path`` and ``metadata`` (the document's other front-matter keys, JSON); 3: the
+#: generation that wrote each passage, and the log of removed passages.
+SCHEMA_VERSION = "3"
 #: How ``hoprag index`` upgrades a store of schema 1 in place: the new columns, and every file's digest
 #: forgotten, so the next mirror step re-reads each file and fills them.
 _UPGRADE_1 = """
@@ -31,6 +39,16 @@ ALTER TABLE passages ADD COLUMN metadata TEXT;
 UPDATE files SET digest = '';
 DELETE FROM derived;
 UPDATE meta SET value = '2' WHERE key = 'schema';
+"""
+#: ... and from schema 2: the change log, starting now (a reader further back takes a whole snapshot).
+_UPGRADE_2 = """
+ALTER TABLE passages ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX IF NOT EXISTS passages_generation ON passages(generation);
+CREATE TABLE IF NOT EXISTS removed (generation INTEGER NOT NULL, id TEXT NOT NULL, groups TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS removed_generation ON removed(generation);
+DELETE FROM derived;
+INSERT OR REPLACE INTO meta SELECT 'log_floor', value FROM meta WHERE key = 'generation';
+UPDATE meta SET value = '3' WHERE key = 'schema';
 """
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -41,18 +59,48 @@ CREATE TABLE IF NOT EXISTS passages (
     document TEXT NOT NULL, position INTEGER NOT NULL, section TEXT NOT NULL,
     title TEXT NOT NULL, text TEXT NOT NULL, groups TEXT NOT NULL, trusted INTEGER NOT NULL,
     source TEXT NOT NULL, updated TEXT, triples TEXT, facts TEXT NOT NULL,
-    path TEXT NOT NULL DEFAULT '', metadata TEXT);
+    path TEXT NOT NULL DEFAULT '', metadata TEXT, generation INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS passages_file ON passages(file, document, position);
+CREATE INDEX IF NOT EXISTS passages_generation ON passages(generation);
+CREATE TABLE IF NOT EXISTS removed (generation INTEGER NOT NULL, id TEXT NOT NULL, groups TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS removed_generation ON removed(generation);
 CREATE TABLE IF NOT EXISTS derived (
     generation INTEGER NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL, data BLOB NOT NULL,
     PRIMARY KEY (generation, kind, key));
 """
 _COLUMNS = ("id, file, document, position, section, title, text, groups, trusted, source, updated, triples, facts, "
-            "path, metadata")
+            "path, metadata, generation")
 #: What a snapshot reads, in document order; the common values come back as NULL (no string built
 #: per row for a passage that is its own document or states no fact).
-_SNAPSHOT = ("SELECT id, NULLIF(document, id), position, section, title, text, groups, trusted, source, updated, "
-             "triples, NULLIF(facts, '[]'), path, metadata FROM passages ORDER BY file, document, position")
+_READ = ("SELECT file, id, NULLIF(document, id), position, section, title, text, groups, trusted, source, updated, "
+         "triples, NULLIF(facts, '[]'), path, metadata FROM passages")
+_ORDER = " ORDER BY file, document, position"
+
+
+def _passages(rows: list[tuple]) -> tuple[Passages, dict[str, tuple]]:
+    """Passages (with the files they came from) and the facts of those that state some, from rows of
+    :data:`_READ`."""
+    docs, stated, files = [], [], []
+    group_sets: dict[str, frozenset[str]] = {}  # most passages share a few group sets and dates:
+    days: dict[str, dt.date] = {}  # share the objects
+    for (file, pid, document, position, section, title, text, groups, trusted, source, updated, triples,
+         fact_json, path, metadata) in rows:
+        gs = group_sets.get(groups)
+        if gs is None:
+            gs = group_sets[groups] = frozenset(json.loads(groups))
+        day = days.get(updated) if updated else None
+        if updated and day is None:
+            day = days[updated] = dt.date.fromisoformat(updated)
+        docs.append(Doc(pid, text, gs, bool(trusted), title, source, day,
+                        tuple(map(tuple, json.loads(triples))) if triples else None,
+                        document or "", position, section, path, metadata or ""))
+        files.append(file)
+        if fact_json is not None:
+            stated.append((pid, fact_json))
+    # One JSON parse for every passage's facts, not one per passage.
+    parsed = json.loads(f"[{','.join(f for _, f in stated)}]")
+    facts = {pid: tuple(map(tuple, f)) for (pid, _), f in zip(stated, parsed) if f}
+    return Passages.of(docs, files), facts
 
 
 @dataclass(frozen=True)
@@ -88,16 +136,17 @@ class SqliteStore:
                     raise StoreError(f"{path}: not a hoprag store (no schema version); pass another --store path")
                 self._db.executescript(_SCHEMA)
                 self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?), ('generation', '0')", (SCHEMA_VERSION,))
-            elif version == "1" and create:
+            elif version in ("1", "2") and create:
                 try:
-                    self._db.executescript(f"BEGIN IMMEDIATE;{_UPGRADE_1}COMMIT;")
+                    self._db.executescript(f"BEGIN IMMEDIATE;{_UPGRADE_1 if version == '1' else ''}{_UPGRADE_2}COMMIT;")
                 except sqlite3.Error:
                     if self._db.in_transaction:
                         self._db.execute("ROLLBACK")
                     raise
-                log.warning("%s: upgraded the store from schema 1 to %s: every file is read again", path, SCHEMA_VERSION)
-            elif version == "1":
-                raise StoreError(f"{path}: store schema 1 is older than this hoprag's {SCHEMA_VERSION}: run "
+                log.warning("%s: upgraded the store from schema %s to %s%s", path, version, SCHEMA_VERSION,
+                            ": every file is read again" if version == "1" else "")
+            elif version in ("1", "2"):
+                raise StoreError(f"{path}: store schema {version} is older than this hoprag's {SCHEMA_VERSION}: run "
                                  f"`hoprag index SRC --store {path}` once to upgrade it in place")
             elif version != SCHEMA_VERSION:
                 raise StoreError(f"{path}: store schema {version}, this hoprag reads {SCHEMA_VERSION}; re-index into a new store")
@@ -148,15 +197,18 @@ class SqliteStore:
             db = self._db
             db.execute("BEGIN IMMEDIATE")
             try:
-                gone = [*changes.delete, *changes.upsert]
-                db.executemany("DELETE FROM files WHERE path = ?", [(f,) for f in gone])  # cascades to passages
-                db.executemany("INSERT INTO files VALUES (?, ?)", [(f, d) for f, (d, _) in changes.upsert.items()])
-                db.executemany(f"INSERT INTO passages ({_COLUMNS}) VALUES ({', '.join('?' * 15)})", rows)
                 generation = int(self._meta("generation") or 0) + 1
-                db.execute("DELETE FROM derived")  # built over an older generation: never served again
-                db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [
-                    ("generation", str(generation)), ("source", changes.source),
-                    ("config", json.dumps(changes.config.as_json())), ("config_digest", changes.config_digest)])
+                gone = [(f,) for f in [*changes.delete, *changes.upsert]]
+                # the log: every passage this commit removes (a changed file's old ones included)
+                db.executemany(f"INSERT INTO removed SELECT {generation}, id, groups FROM passages WHERE file = ?", gone)
+                db.executemany("DELETE FROM files WHERE path = ?", gone)  # cascades to passages
+                db.executemany("INSERT INTO files VALUES (?, ?)", [(f, d) for f, (d, _) in changes.upsert.items()])
+                db.executemany(f"INSERT INTO passages ({_COLUMNS}) VALUES ({', '.join('?' * 15)}, {generation})", rows)
+                meta = [("generation", str(generation)), ("source", changes.source),
+                        ("config", json.dumps(changes.config.as_json())), ("config_digest", changes.config_digest)]
+                if self._meta("config_digest") != changes.config_digest:  # what every reader derives from changed
+                    meta.append(("config_generation", str(generation)))
+                db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta)
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
@@ -170,37 +222,42 @@ class SqliteStore:
             try:
                 generation = int(self._meta("generation") or 0)
                 config = Config.from_json(json.loads(self._meta("config") or "{}"))
-                found = db.execute("SELECT data FROM derived WHERE generation = ? AND kind = ? AND key = ?",
-                                   (generation, PASSAGES, PASSAGES_FORMAT)).fetchone()
-                packed = Passages.from_bytes(found[0]) if found else None
-                rows = db.execute(_SNAPSHOT).fetchall() if packed is None else []
+                found = db.execute("SELECT generation, data FROM derived WHERE kind = ? AND key = ? AND generation <= ? "
+                                   "ORDER BY generation DESC LIMIT 1", (PASSAGES, PASSAGES_FORMAT, generation)).fetchone()
+                packed = Passages.from_bytes(found[1]) if found else None
+                delta = self._delta(found[0]) if packed is not None and found[0] < generation else None
+                if packed is not None and (found[0] == generation or delta is not None):
+                    return Snapshot(found[0], *packed, config, _Derived(self, found[0]), delta=delta)
+                rows = db.execute(_READ + _ORDER).fetchall()
             finally:
                 db.execute("COMMIT")
         derived = _Derived(self, generation)
-        if packed is not None:
-            return Snapshot(generation, *packed, config, derived)
-        docs, stated = [], []
-        group_sets: dict[str, frozenset[str]] = {}  # most passages share a few group sets and dates:
-        days: dict[str, dt.date] = {}  # share the objects
-        for (pid, document, position, section, title, text, groups, trusted, source, updated, triples,
-             fact_json, path, metadata) in rows:
-            gs = group_sets.get(groups)
-            if gs is None:
-                gs = group_sets[groups] = frozenset(json.loads(groups))
-            day = days.get(updated) if updated else None
-            if updated and day is None:
-                day = days[updated] = dt.date.fromisoformat(updated)
-            docs.append(Doc(pid, text, gs, bool(trusted), title, source, day,
-                            tuple(map(tuple, json.loads(triples))) if triples else None,
-                            document or "", position, section, path, metadata or ""))
-            if fact_json is not None:
-                stated.append((pid, fact_json))
-        # One JSON parse for every passage's facts, not one per passage.
-        parsed = json.loads(f"[{','.join(f for _, f in stated)}]")
-        facts = {pid: tuple(map(tuple, f)) for (pid, _), f in zip(stated, parsed) if f}
-        passages = Passages.of(docs)
+        passages, facts = _passages(rows)
         derived.save(PASSAGES, PASSAGES_FORMAT, passages.to_bytes(facts))  # the next start reads one blob
         return Snapshot(generation, passages, facts, config, derived)
+
+    def delta(self, since: int, readers: frozenset[str] | None = None) -> Delta | None:
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                return self._delta(since)
+            finally:
+                self._db.execute("COMMIT")
+
+    def _delta(self, since: int) -> Delta | None:
+        """:meth:`delta`, inside the caller's read transaction."""
+        generation = int(self._meta("generation") or 0)
+        if since < int(self._meta("log_floor") or 0) or since < int(self._meta("config_generation") or 0) or since > generation:
+            return None
+        db = self._db
+        removed = frozenset(r[0] for r in db.execute("SELECT id FROM removed WHERE generation > ?", (since,)))
+        # (by the generation index: the order index would walk every passage)
+        passages, facts = _passages(db.execute(_READ + " INDEXED BY passages_generation WHERE generation > ?" + _ORDER,
+                                               (since,)).fetchall())
+        return Delta(since, generation, removed, tuple(passages), tuple(map(passages.file, range(len(passages)))), facts)
+
+    def derived(self, generation: int, readers: frozenset[str] | None = None) -> "_Derived":
+        return _Derived(self, generation)
 
     def load_derived(self, generation: int, kind: str, key: str) -> bytes | None:
         try:
@@ -213,12 +270,30 @@ class SqliteStore:
         return row[0] if row else None
 
     def save_derived(self, generation: int, kind: str, key: str, blob: bytes) -> None:
-        """Persist derived data, only while its generation is still the newest (never a stale row)."""
+        """Persist derived data of the newest generation or of a base (a generation whose packed
+        passages are saved: snapshots start from it); saving a new base prunes what no reader needs
+        any more -- derived data and tombstones older than the previous base."""
         try:
             with self._lock:
-                self._db.execute(
-                    "INSERT OR IGNORE INTO derived SELECT ?, ?, ?, ? WHERE (SELECT value FROM meta WHERE key = 'generation') = ?",
-                    (generation, kind, key, blob, str(generation)))
+                db = self._db
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    saved = db.execute(
+                        "INSERT OR IGNORE INTO derived SELECT ?, ?, ?, ? WHERE (SELECT value FROM meta WHERE key = "
+                        "'generation') = ? OR EXISTS (SELECT 1 FROM derived WHERE generation = ? AND kind = ?)",
+                        (generation, kind, key, blob, str(generation), generation, PASSAGES)).rowcount
+                    if saved and kind == PASSAGES:
+                        bases = [g for (g,) in db.execute("SELECT generation FROM derived WHERE kind = ? ORDER BY "
+                                                          "generation DESC LIMIT 2", (PASSAGES,))]
+                        if len(bases) == 2:
+                            db.execute("DELETE FROM derived WHERE generation < ?", (bases[1],))
+                            db.execute("DELETE FROM removed WHERE generation <= ?", (bases[1],))
+                            db.execute("INSERT OR REPLACE INTO meta SELECT 'log_floor', max(?, coalesce((SELECT CAST("
+                                       "value AS INTEGER) FROM meta WHERE key = 'log_floor'), 0))", (bases[1],))
+                    db.execute("COMMIT")
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
         except sqlite3.Error as exc:  # a read-only store still serves; it just builds again each start
             log.info("%s: derived data not saved: %s", self.path, exc)
 

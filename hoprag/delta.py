@@ -1,0 +1,177 @@
+"""A change to a store applied to a running engine by what changed, never by rebuilding it.
+
+A store logs what each commit removed and added (:meth:`hoprag.store.Store.delta`); :func:`advance`
+makes the next generation's engine from the current one and that :class:`Delta`: the passage columns
+spliced (:mod:`.splice`), the corpus-wide postings grown (:mod:`.postings`), the entity index and
+every cached view's entity counts moved, the evidence of the added passages checked, and each
+caller's relation graph and contested claims amended only where the change touched them. The
+current engine is never modified -- its readers keep answering from it -- and the new one is
+swapped in whole, so no request sees a half-applied change. The result equals an engine built
+fresh from the new generation (``tests/test_delta.py`` checks every tool against one).
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Mapping, TypeVar
+
+import numpy as np
+
+from .corpus import Corpus, Doc
+from .integrity import supported
+from .passages import Passages
+from .read import Triple
+from .splice import Splice
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+T = TypeVar("T")
+
+#: Compact (drop dead slots, fold every postings tail into its base) once this share of the slots is
+#: dead or in a tail: a change then costs what it adds, and compaction, linear in the corpus, is rare.
+COMPACT_SHARE = 0.02
+#: ... and at least this many slots, so a small corpus is not compacted at every change.
+COMPACT_MIN = 500
+#: Save a generation's derived data anew (a base snapshots start from) once this share of its passages
+#: changed since the saved one: a start then applies little, and saving, linear in the corpus, is rare.
+SAVE_SHARE = 0.05
+
+
+@dataclass(frozen=True)
+class Delta:
+    """What changed in a store from generation ``since`` to ``generation``, as one reader sees it:
+    the passages gone (``removed``, ids; a changed passage's old version is one of them) and the
+    passages new since (``added``, in the store's order, with the store ``files`` they came from and
+    the ``facts`` of those that state some)."""
+
+    since: int
+    generation: int
+    removed: frozenset[str]
+    added: tuple[Doc, ...]
+    files: tuple[str, ...]
+    facts: Mapping[str, tuple[Triple, ...]]
+
+    def __len__(self) -> int:
+        return len(self.removed) + len(self.added)
+
+
+def save_due(engine: "Engine") -> bool:
+    """Whether enough changed since ``engine``'s saved derived data to save its own (:data:`SAVE_SHARE`)."""
+    return engine.changed > max(1, SAVE_SHARE * len(engine.passages))
+
+
+def advance(engine: "Engine", delta: Delta) -> "Engine":
+    """The engine of ``delta.generation``, made from ``engine`` (of ``delta.since``) by what changed."""
+    from .engine import Engine
+
+    if delta.since != engine.generation:
+        raise ValueError(f"a change from generation {delta.since} cannot apply to generation {engine.generation}")
+    old = engine.passages
+    order = sorted(range(len(delta.added)), key=lambda i: _key(delta.added[i], delta.files[i]))
+    added = [delta.added[i] for i in order]
+    files = [delta.files[i] for i in order]
+    removed = sorted(r for r in map(old.row, delta.removed) if r is not None)
+    splice = Splice.of(len(old), removed, old.key, [_key(d, f) for d, f in zip(added, files)])
+    spliced = old.spliced(splice, added, files)
+    renumber = _renumber(spliced, engine)
+    passages = spliced.renumbered(renumber) if renumber is not None else spliced
+    slots = spliced.row_of_slot  # the structures grow in these slots, then are renumbered with the passages
+    gone = {old.ids[r] for r in removed}
+    facts = _without(engine._facts, gone)
+    facts.update({pid: f for pid, f in delta.facts.items() if f})
+    corpus = engine.corpus
+    new = Engine(Corpus(passages, corpus.lexicon, None, corpus.allowlist, corpus.ranker), engine.ranker, facts,
+                 None, delta.generation, engine._guard)
+    new.changed = engine.changed + len(delta)
+    gained = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    if "entities" in vars(engine):
+        index, *gained = engine.entities.advanced(passages, splice, added, slots, renumber)
+        vars(new)["entities"] = index
+    me = weakref.proxy(new)  # as Engine does: no cycle through its searcher
+    new.searcher = engine.searcher.advanced(passages, splice, added, slots, renumber, lambda: me.entities,
+                                            lambda groups: me.rows(groups))
+    _carry_guard(engine, new, gone, added)
+    citing = _carry_evidence(engine, new, gone, splice, added)
+    for key, view in engine.searcher._views.items():
+        fresh = new.searcher.view(key)
+        if "entities" in vars(view) and "entities" in vars(engine):
+            vars(fresh)["entities"] = view.entities.advanced(new.entities, fresh.rows, splice, tuple(gained))
+    if citing is not None:
+        _carry_graphs(engine, new, gone, citing)
+    return new
+
+
+def _without(mapping: Mapping[str, T], gone: set[str]) -> dict[str, T]:
+    """A copy of ``mapping`` without the keys ``gone`` (copied whole, then trimmed: cheaper than filtering)."""
+    out = dict(mapping)
+    for key in gone:
+        out.pop(key, None)
+    return out
+
+
+def _key(doc: Doc, file: str) -> tuple[str, str, int]:
+    return file, doc.document_id, doc.position
+
+
+def _renumber(passages: Passages, engine: "Engine") -> np.ndarray | None:
+    """The new slot of every slot (``-1``: dead) when it is time to compact, else ``None``: once the slots
+    that are dead or added since the postings' base outgrow :data:`COMPACT_SHARE` of the corpus."""
+    searcher = engine.searcher
+    added = max((getattr(searcher, kind).tail_slots for kind in ("terms", "counts") if kind in vars(searcher)),
+                default=0)
+    alive = passages.row_of_slot >= 0
+    if len(alive) - len(passages) + added <= max(COMPACT_MIN, COMPACT_SHARE * len(passages)):
+        return None
+    return np.where(alive, np.cumsum(alive) - 1, -1)
+
+
+def _carry_guard(engine: "Engine", new: "Engine", gone: set[str], added: list[Doc]) -> None:
+    """The store's own permission answers, carried over: what each group set could read, less what
+    is gone, plus what the store says it may read of the added passages (asked of those only)."""
+    if engine._guard is None:
+        return
+    for key, allowed in engine._guarded.items():
+        candidates = [d.id for d in added if d.readable_by(key)]
+        more = engine._guard(key, candidates) if candidates else frozenset()
+        new._guarded.put(key, (allowed - gone) | more)
+
+
+def _carry_evidence(engine: "Engine", new: "Engine", gone: set[str], splice: Splice,
+                    added: list[Doc]) -> list[int] | None:
+    """The evidence check carried over: the added passages checked, the removed ones dropped. Returns
+    the added citing passages' rows (``None``: the check was never built, so nothing depends on it)."""
+    if "_citing" not in vars(engine):
+        return None
+    evidence = _without(engine._evidence, gone)
+    admits, citing = new.provenance.admits, []
+    for doc, row in zip(added, splice.placed.tolist()):
+        facts = new._facts.get(doc.id)
+        kept = tuple(t for t in facts if supported(t, doc)) if facts and admits(doc) else ()
+        if kept:
+            evidence[doc.id] = kept
+            citing.append(row)
+    new._evidence = evidence
+    rows = splice.new_of_old[engine._citing]
+    vars(new)["_citing"] = np.sort(np.concatenate([rows[rows >= 0], np.array(citing, dtype=np.int64)]))
+    return citing
+
+
+def _carry_graphs(engine: "Engine", new: "Engine", gone: set[str], citing: list[int]) -> None:
+    """Each cached caller's relation graph and contested claims, amended only where the change touched
+    them: a graph none of whose documents left and no readable citing passage joined is kept as is."""
+    passages, claims = new.passages, dict(engine._claims.items())
+    for key, graph in engine._graphs.items():
+        permits = new.permits(key)
+        joined = [r for r in citing if permits(passages[r])]
+        left = {pid for pid in gone if pid in graph.updated}
+        if joined or left:
+            ids = passages.ids
+            incoming = [(ids[r], passages.updated[r], new._evidence[ids[r]]) for r in joined]
+            amended = graph.amended(left, incoming, passages.row)
+            touched = {(e[0], e[1]) for e in graph.edges() if e[3] in left}
+            touched |= {(s, r) for _, _, facts in incoming for s, r, _ in facts}
+        new._graphs.put(key, amended if joined or left else graph)
+        if key in claims:
+            new._claims.put(key, claims[key].amended(amended, touched) if joined or left else claims[key])
