@@ -101,13 +101,13 @@ def fenced(page: Path) -> list[Block]:
     return blocks
 
 
-def check_marker(block: Block, previous: Block | None) -> None:
-    """A marker is one the runner knows, on a block it applies to."""
+def check_marker(block: Block, last: Block | None) -> None:
+    """A marker is one the runner knows, on a block it applies to (``last``: the page's runnable block before it)."""
     kind = block.marker.split(":")[0].split()[0] if block.marker else ""
     if kind in ("output", "stderr"):
         assert block.marker == kind and block.lang in TEXT, f"{block.where}: '{kind}' marks a text block, alone"
-        assert previous is not None and previous.runnable and not previous.marker.startswith(("skip", "run by")), (
-            f"{block.where}: '{kind}' must follow a block that runs")
+        assert last is not None and not last.marker.startswith(("skip", "run by", "background")), (
+            f"{block.where}: '{kind}' must follow a block that runs to its end")
         return
     if not kind:
         return
@@ -215,15 +215,16 @@ def run_page(page: Path, tmp: Path) -> None:
     port = free_port()
     server: Server | None = None
     done: subprocess.CompletedProcess | None = None
-    previous: Block | None = None
+    blocks, last = fenced(page), None
+    for block in blocks:  # every marker checked before anything runs
+        check_marker(block, last)
+        last = block if block.runnable else last
     try:
-        for block in fenced(page):
-            check_marker(block, previous)
-            previous = block
+        for block in blocks:
             if block.marker in ("output", "stderr"):
-                shown = done.stdout if block.marker == "output" else done.stderr
-                assert expected_lines(block.text, shown), (
-                    f"{block.where}: the page shows\n{block.text}\nbut the command printed\n{shown}")
+                printed = done.stdout if block.marker == "output" else done.stderr
+                assert expected_lines(block.text, printed), (
+                    f"{block.where}: the page shows\n{block.text}\nbut the command printed\n{printed}")
             if not block.runnable or block.marker.startswith(("skip", "run by")):
                 continue
             if block.marker == "background":
@@ -298,6 +299,8 @@ def test_the_docs_pages_and_the_front_page_exist():
     ("<!-- docs-test: run by tests/test_repo.py -->\n```bash\nadk eval agents/hoprag_agent eval_sets/falcon.evalset.json\n```\n",
      "never use eval_sets/falcon.evalset.json"),
     ("<!-- docs-test: output -->\n```text\nx\n```\n", "must follow a block that runs"),
+    ("<!-- docs-test: background -->\n```bash\nsleep 60 # 8000\n```\n<!-- docs-test: output -->\n```text\n\n```\n",
+     "must follow a block that runs"),
 ])
 def test_the_runner_fails_a_page_that_is_wrong(tmp_path, text, message):
     page = tmp_path / "control.md"
