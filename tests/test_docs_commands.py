@@ -244,6 +244,7 @@ def run_page(page: Path, tmp: Path) -> None:
             server.stop()
 
 
+@pytest.mark.slow  # agents, servers and benchmarks: minutes for all pages
 @pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
 def test_every_command_of_the_page_runs(page, tmp_path):
     run_page(page, tmp_path)
