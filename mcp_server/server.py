@@ -40,7 +40,7 @@ from hoprag.tokens import content, identifiers
 
 log = logging.getLogger("hoprag.server")
 
-# Limits, enforced by the tools' input schemas (documented in docs/tools.md).
+# Limits, enforced by the tools' input schemas (documented in the README).
 MAX_QUERY_CHARS = 1000
 MAX_K = 50
 MAX_GREP_K = 200
