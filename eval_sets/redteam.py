@@ -36,8 +36,8 @@ from typing import Any, Iterable, Sequence
 
 import yaml
 
+from agents.hoprag_agent.directives import directives, normalise
 from eval_sets import APP, eval_case
-from hoprag.directives import directives, normalise
 from hoprag.lexicon import load_lexicon
 from hoprag.settings import DEMO_CORPUS
 from hoprag.tokens import tokenize

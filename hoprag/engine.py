@@ -22,7 +22,7 @@ from .graph import Graph, build_graph
 from .grep import grep
 from .integrity import Provenance, admit, supported
 from .passages import Passages
-from .read import FactTable, Triple, extract_facts, facts_from
+from .facts import FactTable, Triple, extract_facts, facts_from
 from .search import Hit, Searcher, View
 from .settings import Settings, ranker_for
 

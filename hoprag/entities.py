@@ -25,7 +25,7 @@ from .cache import pack, unpack
 from .corpus import Doc
 from .lexicon import Lexicon
 from .passages import Passages
-from .read import extract_facts
+from .facts import extract_facts
 from .tokens import STOP, fold, tokenize
 
 #: Lower-case words allowed inside a proper name ("Church of England", "Ludwig van Beethoven").

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Generic, Hashable, Iterable, Mapping, Protocol, Sequence, TypeVar
 
 from .entities import is_name, norm
-from .read import FactTable
+from .facts import FactTable
 from .tokens import content
 
 K = TypeVar("K", bound=Hashable)

@@ -25,7 +25,7 @@ from hoprag.tokens import tokenize
 from hoprag_cli.main import app
 
 from ingest_tree import BUDGET_METADATA, build, pdf_bytes
-from mcp_server.server import MAX_NAME_CHARS
+from mcp_server.tools import MAX_NAME_CHARS
 
 ENG, FIN = frozenset({"engineering"}), frozenset({"finance"})
 

@@ -18,16 +18,16 @@ from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
 from hoprag.walk import Budget
+from mcp_server.tools import NAMES
 
 from . import policy
-from .toolset import TOOLS
 
 LEDGER, PLAN, GRADE, QUESTION = "hoprag_ledger", "plan", "grade", "question"
 _REFUSED = "hoprag_refused"
 STARTED = "hoprag_searches_started"
 #: Every tool an agent is given; a call to any other name is refused here (ADK would answer it too,
 #: but the refusal belongs in the audit trace).
-KNOWN_TOOLS = frozenset([*TOOLS, "exit_loop"])
+KNOWN_TOOLS = frozenset([*NAMES, "exit_loop"])
 NO_PLAN = "the planner's reply held no JSON plan"
 
 

@@ -15,19 +15,19 @@ from typing import Any
 
 from hoprag.assess import ITEM as _ITEM, Question, stems
 from hoprag.corpus import Doc
-from hoprag.directives import directives
 from hoprag.entities import norm
 from hoprag.lexicon import Lexicon, Relation
 from hoprag.tokens import content
 from hoprag.verdict import Resolution, assess_all, resolve
 from hoprag.walk import BridgeWalker, Budget, Hop, edges_of, fuse, is_entity, reach, specific
+from mcp_server.tools import MAX_QUERY_CHARS
+
+from .directives import directives
 
 Ledger = dict[str, Any]
 SEARCH_K = 2
 #: Open mode ranks passages, so each search asks for a list (the hop's runners-up are recall, too).
 OPEN_K = 10
-#: The search tool's query limit (``mcp_server.server.MAX_QUERY_CHARS``): longer questions are cut at a word.
-MAX_QUERY_CHARS = 1000
 #: Open mode: the first search's best passage answers alone once it fits this share of the question
 #: (:func:`fit`: ``search``'s ``coverage`` and ``answers``, the IDF-weighted content words) ...
 COVERS = 0.7

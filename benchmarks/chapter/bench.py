@@ -33,7 +33,7 @@ from hoprag.engine import Engine
 from hoprag.settings import DEMO_CORPUS, resolve
 from benchmarks.chapter.sweeps import budget_sweep, k_sweep, knee
 from hoprag.questions import Question, load_questions, score
-from hoprag.strategies import agentic, one_shot
+from benchmarks.chapter.loops import agentic, one_shot
 
 OUT = Path(__file__).resolve().parent / "out" / "chapter"
 #: The numbers the chapter prints (sections 15.4 and 15.8), to set ours against.

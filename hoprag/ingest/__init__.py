@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable, Sequence
 from ..corpus import (FIELDS, OWN_KEYS, CorpusError, Doc, Problem, load_allowlist, load_config, make_doc,
                       valid_text)
 from ..lexicon import LexiconError, load_lexicon
-from ..read import extract_facts
+from ..facts import extract_facts
 from ..store import Changes, Config, Passage, Store
 from . import meta
 from .chunk import VERSION as CHUNKING, chunk
