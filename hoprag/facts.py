@@ -11,6 +11,7 @@ from typing import Callable, Iterable, Sequence
 
 from .corpus import Doc
 from .lexicon import Lexicon
+from .text import is_entity
 
 Triple = tuple[str, str, str]
 #: ``(subject, relation)`` -> ``[(object, doc_id), ...]`` with provenance, as the chapter's table.
@@ -19,8 +20,8 @@ _SENTENCE = re.compile(r"[.\n]")
 
 
 def _subject(pre: str) -> str:
-    caps = [w for w in pre.split() if w[:1].isupper()]
-    return caps[-1] if caps else (pre.split()[-1] if pre.split() else "")
+    names = [w for w in pre.split() if is_entity(w)]
+    return names[-1] if names else (pre.split()[-1] if pre.split() else "")
 
 
 def _object(post: str) -> str:
@@ -35,7 +36,7 @@ def extract_facts(doc: Doc, lexicon: Lexicon) -> tuple[Triple, ...]:
     """Pull ``(subject, relation, object)`` triples from one document.
 
     Precomputed ``doc.triples`` win; otherwise, per sentence and per cue in lexicon order,
-    the subject is the last capitalised word before the cue and the object the phrase after.
+    the subject is the last name word (:func:`~hoprag.text.is_entity`) before the cue and the object the phrase after.
     """
     if doc.triples is not None:
         return doc.triples

@@ -18,8 +18,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Callable, Generic, Hashable, Iterable, Mapping, Protocol, Sequence, TypeVar
 
-from .entities import is_name, norm
+from .entities import norm
 from .facts import FactTable
+from .text import is_name
 from .tokens import content
 
 K = TypeVar("K", bound=Hashable)
@@ -137,11 +138,6 @@ def edges_of_table(table: FactTable) -> Callable[[str], list[Edge]]:
     for (s, r), found in table.items():
         by_subject[s] += [(s, r, o, doc_id) for o, doc_id in found]
     return lambda entity: by_subject.get(entity, [])
-
-
-def is_entity(name: str) -> bool:
-    """A discovered object worth searching for in a relation walk: one capitalised token (the chapter's rule)."""
-    return len(name.split()) == 1 and name[:1].isupper()
 
 
 # --- bridge walks (prose) ---------------------------------------------------------------------

@@ -19,7 +19,8 @@ from hoprag.entities import norm
 from hoprag.lexicon import Lexicon, Relation
 from hoprag.tokens import content
 from hoprag.verdict import Resolution, assess_all, resolve
-from hoprag.walk import BridgeWalker, Budget, Hop, edges_of, fuse, is_entity, reach, specific
+from hoprag.text import is_entity, is_name
+from hoprag.walk import BridgeWalker, Budget, Hop, edges_of, fuse, reach, specific
 from mcp_server.tools import MAX_QUERY_CHARS
 
 from .directives import directives
@@ -78,13 +79,13 @@ def lexicon_of(overview: dict[str, Any]) -> Lexicon:
 def start_entity(question: str) -> str | None:
     """The entity a question is about, named as the reader names subjects.
 
-    Take the last run of capitalised words (skipping a sentence-initial question word) and,
-    like the reader's subject rule, keep its last word: "Project Falcon" -> "Falcon".
+    Take the last run of name words (:func:`hoprag.text.is_name`; skipping a sentence-initial
+    question word) and, like the reader's subject rule, keep its last word: "Project Falcon" -> "Falcon".
     """
     words = re.findall(r"[A-Za-z0-9][\w-]*", re.sub(r"'s\b", "", question))
     runs, current = [], []
     for i, w in enumerate(words):
-        if w[:1].isupper() and not (i == 0 and w.lower() in _WH):
+        if is_name(w) and not (i == 0 and w.lower() in _WH):
             current.append(w)
         elif current:
             runs.append(current)
