@@ -28,13 +28,18 @@ T = TypeVar("T")
 Edge = tuple[str, str, str, str]  # (subject, relation, object, doc_id)
 
 
+#: The default cap on reads per question (the agent's ``HOPRAG_SEARCH_BUDGET``, the benchmarks' ``--budget``).
+DEFAULT_BUDGET = 4
+
+
 class BudgetExceeded(RuntimeError):
     """A walk asked for more searches than its budget allows."""
 
 
 @dataclass
 class Budget:
-    """The hard cap on searches for one question, and how much of it is spent."""
+    """The hard cap on reads for one question, and how much of it is spent: one unit per search (and,
+    for the agent, per fetch: :data:`agents.hoprag_agent.policy.READS`)."""
 
     limit: int
     used: int = 0
