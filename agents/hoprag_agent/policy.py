@@ -26,6 +26,9 @@ from mcp_server.tools import MAX_QUERY_CHARS
 from .directives import directives
 
 Ledger = dict[str, Any]
+#: The tools that spend the read budget: one unit per call of either, whatever it returns (a failed
+#: call reached the server too); the other tools are free.
+READS = ("search", "fetch")
 SEARCH_K = 2
 #: Open mode ranks passages, so each search asks for a list (the hop's runners-up are recall, too).
 OPEN_K = 10
@@ -205,8 +208,8 @@ def fetched(ledger: Ledger) -> list[str]:
 
 
 def spent(ledger: Ledger) -> int:
-    """Budget units used: one per search and one per fetch -- the budget caps reads, whichever tool."""
-    return len(ledger.get("searches", [])) + len(fetched(ledger))
+    """Budget units used: one per :data:`READS` call recorded -- the budget caps reads, whichever tool."""
+    return sum(c.get("tool") in READS for c in ledger.get("calls", []))
 
 
 def _unread(ledger: Ledger, entity: str, goal: str, res: Resolution, facts: dict[str, list]) -> list[str]:
@@ -350,8 +353,7 @@ def walk_of(ledger: Ledger) -> tuple[BridgeWalker, Hop | None]:
         if walker.next() is None:
             break
         walker.take([_passage(ledger, i) for i in search["results"]])
-    spent = Budget(ledger["budget"], len(ledger["searches"]))
-    return walker, None if spent.exhausted else walker.next()
+    return walker, None if Budget(ledger["budget"], spent(ledger)).exhausted else walker.next()
 
 
 def _answering(ledger: Ledger, search: dict[str, Any]) -> list[dict[str, Any]]:
