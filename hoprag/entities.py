@@ -38,7 +38,7 @@ MAX_NGRAM = 8
 #: abbreviation's is ("U.S.", "St.").
 _END_DOT = re.compile(r"(?<=[a-z0-9]{2})\.+$")
 #: The layout :meth:`EntityIndex.to_bytes` writes (the key it persists under): an older layout is a cache miss.
-FORMAT = "5"
+FORMAT = "6"
 
 Unit = tuple[str, str]  # (entity surface, context the entity was stated in)
 

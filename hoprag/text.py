@@ -12,14 +12,16 @@ MONTHS = frozenset("january february march april may june july august september 
 
 
 def is_name(surface: str) -> bool:
-    """A proper-name-like surface (every word capitalised or a connector), not a date or a number.
+    """A proper-name-like surface (every word capitalised or a connector), not a date or a number:
+    some word is a capitalised one that is not a month.
 
-    Bridges between passages are named things; "seventh studio album" or "April 4, 2010" are not.
+    Bridges between passages are named things; "seventh studio album", "April and June" or "April
+    4, 2010" are not, nor is a connector alone ("on" in "What does Falcon depend on?").
     """
     words = surface.split()
     if any(w[:1].islower() and w.lower() not in CONNECTORS for w in words):
         return False
-    return any(w[:1].isalpha() and w.lower().strip(",.") not in MONTHS for w in words)
+    return any(w[:1].isalpha() and not w[:1].islower() and w.lower().strip(",.") not in MONTHS for w in words)
 
 
 def is_entity(name: str) -> bool:
