@@ -6,17 +6,15 @@ The reader trusts nothing by itself: the product reads only what :mod:`.integrit
 
 from __future__ import annotations
 
-import re
 from typing import Callable, Iterable, Sequence
 
 from .corpus import Doc
 from .lexicon import Lexicon
-from .text import is_entity
+from .text import is_entity, sentences
 
 Triple = tuple[str, str, str]
 #: ``(subject, relation)`` -> ``[(object, doc_id), ...]`` with provenance, as the chapter's table.
 FactTable = dict[tuple[str, str], list[tuple[str, str]]]
-_SENTENCE = re.compile(r"[.\n]")
 
 
 def _subject(pre: str) -> str:
@@ -45,7 +43,7 @@ def extract_facts(doc: Doc, lexicon: Lexicon) -> tuple[Triple, ...]:
         text = doc.text.lower()
         cues = tuple((cue, relation) for cue, relation in cues if cue in text)
     triples = []
-    for sentence in _SENTENCE.split(doc.text) if cues else ():
+    for sentence in sentences(doc.text) if cues else ():
         low = sentence.lower()
         for cue, relation in cues:
             if cue in low:

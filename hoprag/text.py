@@ -1,14 +1,28 @@
-"""The text rules every reader of the engine shares: what is a name.
+"""The text rules every reader of the engine shares: where a sentence ends, and what is a name.
 
-One rule, so the fact reader's subjects, the entity index's names, the relation walk's next
-searches and the agent's start entity agree on what a name is.
+One rule each, so the fact reader, the entity index, the highlights of a search hit and the chunker
+cut text at the same sentence ends, and the reader's subjects, the entity index's names, the relation
+walk's next searches and the agent's start entity agree on what a name is.
 """
 
 from __future__ import annotations
 
+import re
+
+#: Where a sentence ends: after ``.``, ``!`` or ``?`` and white space, when what follows can start one (a
+#: capital, a digit, a quote or a bracket) and the stop ends no initial ("Harris W. Fawell"), no two-letter
+#: abbreviation ("St. Louis", "Mr.") and no "e.g.", "i.e.", "vs.", "etc." ("v1.2" has no space: no end).
+SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)(?<!\b[A-Z][a-z]\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)(?<!\betc\.)"
+                          r"\s+(?=[\"'`(\[*A-Z0-9])")
+
 #: Lower-case words allowed inside a proper name ("Church of England", "Ludwig van Beethoven").
 CONNECTORS = frozenset("of the de du la le del della von van der den da di des y and for upon on".split())
 MONTHS = frozenset("january february march april may june july august september october november december".split())
+
+
+def sentences(text: str) -> list[str]:
+    """``text`` cut at its sentence ends and its line breaks (a heading, list item or table row is a line)."""
+    return [sentence for line in text.split("\n") for sentence in SENTENCE_END.split(line)]
 
 
 def is_name(surface: str) -> bool:
