@@ -97,7 +97,7 @@ NOTED = "HOPRAG_SINGLE_USER_NOTED"
 def single_user_note(settings: Settings) -> str:
     """The one line a front door prints (stderr) when it runs in single-user mode."""
     return (f"note: no access file: single-user mode, you read every document (as '{LOCAL}', whatever the user id; "
-            f"to tell users apart write {access_path(settings)}: see the README's Identity)")
+            f"to tell users apart write {access_path(settings)}: see docs/security.md)")
 
 
 def load_operator_access(settings: Settings) -> Access:

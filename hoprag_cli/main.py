@@ -105,7 +105,7 @@ app.command("serve")(serve)
 def index(
     src: Path = typer.Argument(..., help="Folder (recursive), one file, or a .jsonl file to mirror into the store."),
     store: str = typer.Option(..., "--store", envvar="HOPRAG_STORE", help="Store file (embedded SQLite; created if missing), "
-                              "or a postgresql:// URL (its schema created if missing; see the README for roles) [env HOPRAG_STORE]."),
+                              "or a postgresql:// URL (its schema created if missing; see docs/stores.md for roles) [env HOPRAG_STORE]."),
     groups: Optional[list[str]] = typer.Option(None, "--groups", help="Default groups for files that name none (repeatable); "
                                                "front matter and corpus.yaml rules win [default: the group 'local']."),
     max_file_mb: float = typer.Option(MAX_FILE_BYTES / 2**20, "--max-file-mb", min=0.001, help="Refuse larger files."),
