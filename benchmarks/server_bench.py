@@ -42,7 +42,7 @@ from hoprag.access import Access, Principal, load_access
 from hoprag.corpus import load_corpus
 from hoprag.engine import Engine
 from hoprag.settings import DEMO_CORPUS
-from hoprag.walk import is_entity
+from hoprag.text import is_entity
 from mcp_server.run import open_listener
 from mcp_server import tools
 from mcp_server.tools import MAX_K, MAX_QUERY_CHARS

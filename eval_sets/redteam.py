@@ -213,8 +213,8 @@ async def run_questions(corpus: Path, questions: Sequence[str], user: str = USER
     from google.genai import types
 
     from agents.hoprag_agent.agent import build
-    from hoprag.settings import resolve
     from agents.hoprag_agent.callbacks import LEDGER
+    from agents.hoprag_agent.config import resolve
 
     settings = dataclasses.replace(resolve(), corpus=Path(corpus), access=None, model=model, mcp_url=None,
                                    ranker=ranker)

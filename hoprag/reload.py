@@ -35,13 +35,13 @@ class Reloader:
         self.path, self.ranker, self.warm, self.interval, self.on_swap = store, ranker, warm, interval, on_swap
         self.readers = readers
         self._store = open_store(store)
-        self._engine = Engine.from_snapshot(self._store.snapshot(readers), ranker)
+        self._engine = Engine.over(self._store, ranker, readers)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def _build(self) -> Engine:
         """A complete engine, warmed before it is swapped in, so no request after a swap pays for a build."""
-        engine = Engine.from_snapshot(self._store.snapshot(self.readers), self.ranker)
+        engine = Engine.over(self._store, self.ranker, self.readers)
         self.warm(engine)
         return engine
 

@@ -232,6 +232,7 @@ def ask(
     if problem:
         fail(problem)
     try:
+        from agents.hoprag_agent.config import SettingsError, unused_keys_note
         from agents.hoprag_agent.models import ModelError
         from agents.hoprag_agent.run import answer, prepare
 
@@ -239,13 +240,13 @@ def ask(
                                  model_base_url=model_base_url)
         typer.echo(f"model: {resolved.model}" + (f" at {resolved.model_base_url}" if resolved.model_base_url else ""),
                    err=True)
-        note = settings.unused_keys_note(resolved)
+        note = unused_keys_note(resolved)
         if note:
             typer.echo(note, err=True)
         if settings.single_user(resolved):
             typer.echo(settings.single_user_note(resolved), err=True)
         result = asyncio.run(answer(resolved, user, question))
-    except (settings.SettingsError, AccessError, CorpusError, ModelError) as exc:
+    except (SettingsError, AccessError, CorpusError, ModelError) as exc:
         fail(str(exc))
         return
     if result["response_replaced"]:

@@ -70,7 +70,7 @@ def before_tool(tool: BaseTool, args: dict[str, Any], tool_context: ToolContext)
     """
     if tool.name not in KNOWN_TOOLS:
         return _refuse(f"unknown tool {tool.name!r}: the tools are {', '.join(sorted(KNOWN_TOOLS))}")
-    if tool.name not in ("search", "fetch") or LEDGER not in tool_context.state:
+    if tool.name not in policy.READS or LEDGER not in tool_context.state:
         return None
     started = tool_context.state.get(STARTED, 0)
     if Budget(tool_context.state[LEDGER].get("budget", 0), started).exhausted:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hoprag.engine import Engine
-from hoprag.settings import DEFAULT_BUDGET
-from hoprag.walk import Budget, Frontier, edges_of_table, is_entity, reach
+from hoprag.text import is_entity
+from hoprag.walk import DEFAULT_BUDGET, Budget, Frontier, edges_of_table, reach
 
 
 @dataclass(frozen=True)

@@ -382,7 +382,7 @@ def prepare(store: Store, principals: Sequence[frozenset[str]] = (), ranker: str
 
     start = time.perf_counter()
     readers = frozenset().union(*principals) if principals else None
-    engine = Engine.from_snapshot(store.snapshot(readers), ranker)  # packs the passages for the next reader
+    engine = Engine.over(store, ranker, readers)  # packs the passages for the next reader
     engine.derive()
     for groups in [*principals, *([engine.served_groups] if everyone else [])]:
         engine.warm(groups)
