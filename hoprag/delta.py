@@ -21,7 +21,7 @@ import numpy as np
 from .corpus import Corpus, Doc
 from .integrity import supported
 from .passages import Passages
-from .read import Triple
+from .facts import Triple
 from .splice import Splice
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ def advance(engine: "Engine", delta: Delta) -> "Engine":
     corpus = engine.corpus
     new = Engine(Corpus(passages, corpus.lexicon, None, corpus.allowlist, corpus.ranker), engine.ranker, facts,
                  None, delta.generation, engine._guard)
-    new.changed = engine.changed + len(delta)
+    new.saved, new.changed = engine.saved, engine.changed + len(delta)
     gained = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
     if "entities" in vars(engine):
         index, *gained = engine.entities.advanced(passages, splice, added, slots, renumber)

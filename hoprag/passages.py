@@ -19,7 +19,7 @@ import numpy as np
 from .cache import pack, unpack
 from . import corpus
 from .corpus import Doc
-from .read import Triple
+from .facts import Triple
 from .splice import Splice
 
 #: The layout :meth:`Passages.to_bytes` writes (the key a store keeps it under): another one is a cache miss.

@@ -4,7 +4,7 @@ Hypothesis writes a folder of Markdown files (random groups, trust, dates; relat
 shared entities, so graphs have multi-hop edges and dated conflicts; some files long enough to be
 several passages), then applies random sequences of commits -- files added, changed, deleted, a
 deleted path added again, several at once -- through ``hoprag index`` into a store, while a served
-engine (:class:`hoprag.live.Live`) follows by delta. After the last commit every tool's answer
+engine (:class:`hoprag.reload.Reloader`) follows by delta. After the last commit every tool's answer
 through MCP, for several principals, and the engine's entity counts, named entities, IDF, claims
 and personalised-PageRank rankings equal those of an engine built fresh from a new store of the
 final folder -- and so does a cold start from the incrementally kept store (its newest saved
@@ -36,10 +36,11 @@ from hoprag import delta as delta_module
 from hoprag.access import Principal
 from hoprag.engine import Engine
 from hoprag.ingest import index
-from hoprag.live import Live
+from hoprag.reload import Reloader
 from hoprag.settings import DEMO_CORPUS
 from hoprag.store import open_store
-from mcp_server.server import build_server, fixed_caller
+from mcp_server.auth import fixed_caller
+from mcp_server.server import build_server
 from test_permission_properties import CUES, SHARED, VOCAB, call_all, probes
 
 EXAMPLES = int(os.environ.get("HOPRAG_DELTA_EXAMPLES", "6"))
@@ -170,7 +171,7 @@ def replay(make_store, first, commits, data: st.DataObject, readers: frozenset[s
         src, db = root / "src", make_store(root, "kept")
         write_folder(src, first)
         reindex(src, db)
-        live = Live(db, readers=readers)
+        live = Reloader(db, readers=readers)
         applied = 0
         for batch in commits:
             for op, path, text in batch:
@@ -242,7 +243,7 @@ def test_a_retired_generation_is_freed_without_a_collection(tmp_path):
     src, db = tmp_path / "src", str(tmp_path / "s.db")
     write_folder(src, {"a.md": "# Atlas\n\nAtlas depends on Borealis.\n", "b.md": "# Borealis\n\nBorealis runs in region Comet.\n"})
     reindex(src, db)
-    live = Live(db)
+    live = Reloader(db)
     for groups in PRINCIPALS:
         live.current().warm(groups)
     retired = weakref.ref(live.current())

@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable, Sequence
 from ..corpus import (FIELDS, OWN_KEYS, CorpusError, Doc, Problem, load_allowlist, load_config, make_doc,
                       valid_text)
 from ..lexicon import LexiconError, load_lexicon
-from ..read import extract_facts
+from ..facts import extract_facts
 from ..store import Changes, Config, Passage, Store
 from . import meta
 from .chunk import VERSION as CHUNKING, chunk
@@ -393,12 +393,11 @@ def prepare(store: Store, principals: Sequence[frozenset[str]] = (), ranker: str
 
     start = time.perf_counter()
     readers = frozenset().union(*principals) if principals else None
-    snapshot = store.snapshot(readers)  # packs the passages for the next reader when it read rows
-    engine = Engine.from_snapshot(snapshot, ranker)
-    base = snapshot.generation
-    if snapshot.delta is None:
-        engine.prepared()  # what the generation lacks is built, and saved through its cache
-    elif save_due(engine):
+    engine = Engine.over(store, ranker, readers)  # packs the passages for the next reader when it read rows
+    if not engine.changed:  # a generation of its own: what it lacks is built, and saved through its cache
+        engine.prepared()
+        return Prepared(time.perf_counter() - start, engine.generation, 0)
+    if save_due(engine):
         engine.persist(store.derived(engine.generation, readers))
-        base = engine.generation
-    return Prepared(time.perf_counter() - start, base, engine.generation - base and engine.changed)
+        return Prepared(time.perf_counter() - start, engine.generation, 0)
+    return Prepared(time.perf_counter() - start, engine.saved, engine.changed)

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from ..corpus import Doc
 from ..delta import Delta
 from ..lexicon import Lexicon, Relation
-from ..read import Triple
+from ..facts import Triple
 from ..cache import Derived
 from ..passages import Passages
 

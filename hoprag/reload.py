@@ -1,4 +1,4 @@
-"""A live engine over a store: a committed change is served without a restart, never half-applied.
+"""Reloading an engine over a store: a committed change is served without a restart, never half-applied.
 
 A poller reads the store's generation counter (one indexed row) every ``interval`` seconds, or
 as soon as the store announces a commit (PostgreSQL ``LISTEN``/``NOTIFY``); on a new generation it
@@ -6,7 +6,7 @@ reads what changed since the generation it serves (:meth:`~hoprag.store.Store.de
 a new engine in the background (:mod:`hoprag.delta`: by what changed, the served engine untouched),
 warms it and only then swaps the reference. When the change cannot be told (the store's log no
 longer reaches back, the configuration changed) it builds the new engine from a whole snapshot.
-Callers take :meth:`Live.current` once per request, so every request is answered by exactly one
+Callers take :meth:`Reloader.current` once per request, so every request is answered by exactly one
 generation. The first engine is served as soon as it is loaded: its warm-up is the caller's to run
 (``hoprag serve`` runs it beside the listener).
 
@@ -25,13 +25,13 @@ from .delta import advance, save_due
 from .engine import Engine
 from .store import open_store
 
-log = logging.getLogger("hoprag.live")
+log = logging.getLogger("hoprag.reload")
 
 #: How often a serving process looks for a new generation (the reload latency is this plus applying it).
 POLL_SECONDS = 0.5
 
 
-class Live:
+class Reloader:
     """The current engine of a store; ``warm`` runs on each reloaded engine before it is swapped in."""
 
     def __init__(self, store: str | Path, ranker: str | None = None, warm: Callable[[Engine], None] = lambda e: None,
@@ -42,7 +42,7 @@ class Live:
         self.path, self.ranker, self.warm, self.interval, self.on_swap = store, ranker, warm, interval, on_swap
         self.readers = readers
         self._store = open_store(store)
-        self._engine = Engine.from_snapshot(self._store.snapshot(readers), ranker)
+        self._engine = Engine.over(self._store, ranker, readers)
         self._stop = threading.Event()
         self._persisting = threading.Event()
         self._thread: threading.Thread | None = None
@@ -53,7 +53,7 @@ class Live:
         current = self._engine
         delta = self._store.delta(current.generation, self.readers)
         engine = (advance(current.prepared(), delta) if delta is not None else
-                  Engine.from_snapshot(self._store.snapshot(self.readers), self.ranker))
+                  Engine.over(self._store, self.ranker, self.readers))
         self.warm(engine)
         return engine
 
@@ -99,7 +99,7 @@ class Live:
                     log.warning("store reachable again, serving generation %d", self._engine.generation)
                 failing = ""
 
-    def start(self) -> "Live":
+    def start(self) -> "Reloader":
         self._thread = threading.Thread(target=self._run, name="hoprag-store-poll", daemon=True)
         self._thread.start()
         return self
