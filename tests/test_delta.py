@@ -11,8 +11,10 @@ final folder -- and so does a cold start from the incrementally kept store (its 
 derived data plus the change since). On both stores. Compaction and the saving of derived data
 happen at random points, or at every step.
 
-``HOPRAG_DELTA_EXAMPLES`` sets the number of generated histories per store (default 6, the fast
-tier; 60 is the full profile).
+``HOPRAG_DELTA_EXAMPLES`` sets the number of generated histories per store in the fast tier (default
+6); the slow tier runs ``HOPRAG_DELTA_FULL_EXAMPLES`` (default 60). The bad input of the issue -- a
+file changing while it is indexed, one changed twice in quick succession, a file deleted while a
+request reads it, a lost notification -- has a test each below.
 """
 
 from __future__ import annotations
@@ -43,7 +45,9 @@ from mcp_server.auth import fixed_caller
 from mcp_server.server import build_server
 from test_permission_properties import CUES, SHARED, VOCAB, call_all, probes
 
+#: Generated histories per store: the fast tier's, and the full profile's (``@pytest.mark.slow``).
 EXAMPLES = int(os.environ.get("HOPRAG_DELTA_EXAMPLES", "6"))
+FULL_EXAMPLES = int(os.environ.get("HOPRAG_DELTA_FULL_EXAMPLES", "60"))
 GROUPS = ("g0", "g1", "g2")
 PRINCIPALS = [frozenset(g) for g in ({"g0"}, {"g1"}, {"g0", "g2"}, {"g0", "g1", "g2"})]
 FOLDERS = ("", "a/", "a/b/", "z/")
@@ -207,8 +211,8 @@ def sqlite_store(root: Path, name: str) -> str:
     return str(root / f"{name}.db")
 
 
-def check_histories(make_store, readers: frozenset[str] | None) -> None:
-    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
+def check_histories(make_store, readers: frozenset[str] | None, examples: int = EXAMPLES) -> None:
+    @settings(max_examples=examples, deadline=None, derandomize=True, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(story=history(), eager=st.booleans(), data=st.data())
     def prop(story, eager: bool, data: st.DataObject) -> None:
@@ -222,15 +226,116 @@ def check_histories(make_store, readers: frozenset[str] | None) -> None:
     prop()
 
 
+def postgresql_store(postgres):
+    def make(root: Path, name: str) -> str:
+        return postgres.create_database(f"delta_{next(_databases)}_{name}")
+    return make
+
+
 def test_every_history_of_changes_answers_as_a_fresh_build_sqlite():
     check_histories(sqlite_store, None)
 
 
 def test_every_history_of_changes_answers_as_a_fresh_build_postgresql(postgres):
-    def make(root: Path, name: str) -> str:
-        return postgres.create_database(f"delta_{next(_databases)}_{name}")
+    check_histories(postgresql_store(postgres), frozenset(GROUPS))
 
-    check_histories(make, frozenset(GROUPS))
+
+@pytest.mark.slow  # the full profile: minutes
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_every_history_of_changes_answers_as_a_fresh_build_full(kind, request):
+    if kind == "sqlite":
+        check_histories(sqlite_store, None, FULL_EXAMPLES)
+    else:
+        check_histories(postgresql_store(request.getfixturevalue("postgres")), frozenset(GROUPS), FULL_EXAMPLES)
+
+
+# -- bad input ---------------------------------------------------------------------------------------
+
+TWO_PARTS = ("---\ngroups: [g0]\nupdated: 2026-01-01\n---\n\n## One\n\n{v} Atlas runs in region Comet. " + "Filler words here. " * 20
+             + "\n\n## Two\n\n{v} Borealis depends on Atlas. " + "More filler words. " * 20 + "\n")
+
+
+def store_of(kind: str, root: Path, request) -> tuple[str, frozenset[str] | None]:
+    if kind == "sqlite":
+        return str(root / "s.db"), None
+    return request.getfixturevalue("postgres").create_database(f"bad_{next(_databases)}"), frozenset(GROUPS)
+
+
+def versions(engine: Engine) -> set[str]:
+    """The versions the served passages of ``x.md`` are of (their first word)."""
+    return {d.text.split()[0] for d in engine.docs if d.document_id == "x.md"}
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_a_file_changing_while_it_is_indexed_is_served_whole_then_caught_up(tmp_path, request, kind, monkeypatch):
+    """The indexer reads a file once and commits what it read: an edit landing meanwhile is not mixed
+    in, and the next run commits it (its digest differs); the replica follows both."""
+    import hoprag.ingest as ingest
+
+    src, (db, readers) = tmp_path / "src", store_of(kind, tmp_path, request)
+    write_folder(src, {"x.md": TWO_PARTS.format(v="v1"), "y.md": "# Y\n\nComet stores telemetry in Draco.\n"})
+    reindex(src, db)
+    live = Reloader(db, readers=readers)
+    real = ingest._load
+
+    def edited_meanwhile(path: Path, max_bytes: int):
+        found = real(path, max_bytes)
+        if path.name == "x.md":
+            path.write_text(TWO_PARTS.format(v="v3"), encoding="utf-8")  # another editor saves, mid-run
+        return found
+
+    write_folder(src, {"x.md": TWO_PARTS.format(v="v2")})
+    with monkeypatch.context() as m:
+        m.setattr(ingest, "_load", edited_meanwhile)
+        reindex(src, db)
+    assert live.refresh() and versions(live.current()) == {"v2"}  # what was read, whole
+    reindex(src, db)
+    assert live.refresh() and versions(live.current()) == {"v3"}  # and the edit is not lost
+    live.stop()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_a_file_changed_twice_in_quick_succession_reaches_its_last_version(tmp_path, request, kind):
+    """Two commits land before a replica looks: one change spanning both is applied (the first
+    version's passages, never served, leave no trace), and it equals a fresh build."""
+    src, (db, readers) = tmp_path / "src", store_of(kind, tmp_path, request)
+    write_folder(src, {"x.md": TWO_PARTS.format(v="v1"), "y.md": "# Y\n\nComet stores telemetry in Draco.\n"})
+    reindex(src, db)
+    live = Reloader(db, readers=readers)
+    write_folder(src, {"x.md": TWO_PARTS.format(v="v2")})
+    reindex(src, db)
+    write_folder(src, {"x.md": "---\ngroups: [g1]\n---\n\nv3 Atlas runs in region Draco.\n"})
+    last = reindex(src, db)
+    assert live.refresh() and live.current().generation == last
+    assert versions(live.current()) == {"v3"} and len([d for d in live.current().docs if d.document_id == "x.md"]) == 1
+    fresh = str(tmp_path / "fresh.db") if kind == "sqlite" else store_of(kind, tmp_path, request)[0]
+    reindex(src, fresh)
+    want = Engine.over(open_store(fresh), readers=readers)
+    for groups in PRINCIPALS:
+        assert comparable(live.current(), groups) == comparable(want, groups)
+    live.stop()
+
+
+def test_a_file_deleted_while_a_request_reads_it_is_read_whole_by_that_request(tmp_path):
+    """A request holds the engine it started with: the deletion builds another one beside it and leaves
+    the held one as it was, so the request reads the whole file; the next request sees it gone."""
+    src, db = tmp_path / "src", str(tmp_path / "s.db")
+    write_folder(src, {"x.md": TWO_PARTS.format(v="v1"), "y.md": "# Y\n\nComet stores telemetry in Draco.\n"})
+    reindex(src, db)
+    live = Reloader(db)
+    held = live.current()  # a request in flight: it searched, and will now fetch what it found
+    groups = frozenset({"g0"})
+    hits = [h.doc.id for h in held.search("Atlas region Comet", groups, 5)]
+    assert "x.md#1" in hits
+    (src / "x.md").unlink()
+    reindex(src, db)
+    assert live.refresh()
+    assert held.document("x.md#1", groups).text.count("v1") == 2  # both passages, as they were
+    assert [held.fetch(i, groups).id for i in hits] == hits and held.graph(groups).has("Atlas")
+    now = live.current()
+    assert now.document("x.md#1", groups) is None and not now.search("Atlas region Comet", groups, 5)
+    assert not now.graph(groups).has("Atlas")
+    live.stop()
 
 
 def test_a_retired_generation_is_freed_without_a_collection(tmp_path):
@@ -256,3 +361,59 @@ def test_a_retired_generation_is_freed_without_a_collection(tmp_path):
     finally:
         gc.enable()
         live.stop()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_a_commit_that_fails_midway_leaves_no_trace(tmp_path, request, kind):
+    """A writer that fails after logging its removals and before its commit (here: two files claim one
+    passage id, refused by the key) rolls all of it back: no generation, no tombstone, and the next
+    commit's change is exactly its own."""
+    import sqlite3
+
+    from hoprag.store import Changes, Passage, StoreError
+
+    src, (db, readers) = tmp_path / "src", store_of(kind, tmp_path, request)
+    write_folder(src, {"x.md": TWO_PARTS.format(v="v1"), "y.md": "# Y\n\nComet stores telemetry in Draco.\n"})
+    first = reindex(src, db)
+    live = Reloader(db, readers=readers)
+    store = open_store(db, create=True)
+    clash = live.current().docs.get("x.md#1")
+    bad = Changes(store.source(), store.snapshot(readers).config, store.config_digest(),
+                  {"x.md": ("d1", [Passage(clash, ())]), "y.md": ("d2", [Passage(clash, ())])})
+    with pytest.raises((StoreError, sqlite3.IntegrityError)):  # (PostgreSQL's error comes as a StoreError line)
+        store.apply(bad)
+    assert store.generation() == first and not store.delta(first, readers)
+    store.close()
+    assert not live.refresh()
+    write_folder(src, {"x.md": TWO_PARTS.format(v="v2")})
+    reindex(src, db)
+    change = open_store(db).delta(first, readers)
+    assert change.removed == {"x.md#1", "x.md#2"} and [d.id for d in change.added] == ["x.md#1", "x.md#2"]
+    assert live.refresh() and versions(live.current()) == {"v2"}
+    live.stop()
+
+
+def test_replicas_that_miss_a_notification_catch_up_by_polling(postgres, tmp_path):
+    """Commits announce themselves (NOTIFY, sent at commit), but a replica's listening connection may be
+    down just then: its poll still finds the new generation, and it applies the change."""
+    url = postgres.create_database(f"notify_{next(_databases)}")
+    src = tmp_path / "src"
+    write_folder(src, {"x.md": TWO_PARTS.format(v="v1")})
+    reindex(src, url)
+    replicas = [Reloader(url, readers=frozenset(GROUPS), interval=0.2).start() for _ in range(2)]
+    try:
+        import time
+
+        time.sleep(0.5)  # both listening
+        killed = postgres.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = "
+                              "'hoprag-listen'", database=url.rsplit("/", 1)[1])
+        assert killed.split() == ["t", "t"]  # both listeners down
+        write_folder(src, {"x.md": TWO_PARTS.format(v="v2")})
+        generation = reindex(src, url)  # announced to nobody
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(r.current().generation != generation for r in replicas):
+            time.sleep(0.05)
+        assert [versions(r.current()) for r in replicas] == [{"v2"}, {"v2"}]
+    finally:
+        for r in replicas:
+            r.stop()
