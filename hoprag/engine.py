@@ -17,6 +17,7 @@ import numpy as np
 from .cache import Derived, Lru, load_or_build, pack, unpack
 from .claims import Claim, Claims
 from .corpus import Corpus, Doc, load_corpus
+from .embed import NONE, Vectors, attach, load as load_embedder
 from .entities import FORMAT as ENTITY_FORMAT, EntityIndex
 from .graph import Graph, build_graph
 from .grep import grep
@@ -39,11 +40,13 @@ class Engine:
     """Permission-aware retrieval over one validated corpus."""
 
     def __init__(self, corpus: Corpus, ranker: str | None = None, facts: Mapping[str, tuple[Triple, ...]] | None = None,
-                 cache: Derived | None = None, generation: int = 0, guard: Guard | None = None):
+                 cache: Derived | None = None, generation: int = 0, guard: Guard | None = None,
+                 vectors: Vectors | None = None):
         """``ranker`` defaults to the corpus's own choice (``corpus.yaml``), else the product default;
         ``facts`` and ``cache`` (built views, the entity index) are derived data a store persisted
         (:meth:`from_snapshot`); ``guard`` is the store's own permission check (PostgreSQL row-level
-        security), enforced on top of hoprag's."""
+        security), enforced on top of hoprag's; ``vectors``: the passages' embeddings, in passage
+        order (the BM25 rankers then search hybrid)."""
         self.corpus = corpus
         self.passages = Passages.of(corpus.docs)
         self.lexicon = corpus.lexicon
@@ -53,8 +56,9 @@ class Engine:
         self._once = threading.Lock()  # corpus-wide structures (entity index, evidence) are built once
         self._guard = guard
         self._guarded: Lru[frozenset[str], frozenset[str]] = Lru(64)
+        self.vectors = vectors
         self.searcher = Searcher(self.passages, self.ranker, entities=lambda: self.entities, cache=cache,
-                                 rows=self.rows)
+                                 rows=self.rows, vectors=vectors)
         self.provenance = Provenance(corpus.allowlist)
         #: Each passage's facts; a passage absent states none (a store keeps only those that state some).
         self._facts = dict(facts) if facts is not None else {d.id: extract_facts(d, self.lexicon) for d in self.passages}
@@ -65,16 +69,24 @@ class Engine:
         self.warmed = threading.Event()
 
     @classmethod
-    def from_snapshot(cls, snapshot: "Snapshot", ranker: str | None = None) -> "Engine":
-        """An engine over one generation of a store, reusing the facts and views it persisted."""
+    def from_snapshot(cls, snapshot: "Snapshot", ranker: str | None = None, embedder: str | None = None,
+                      where: str = "the store") -> "Engine":
+        """An engine over one generation of a store, reusing the facts, views and vectors it persisted
+        (``embedder``: the setting, checked against the store's vectors by :func:`~hoprag.embed.attach`)."""
         cfg = snapshot.config
         corpus = Corpus(snapshot.docs, cfg.lexicon, None, cfg.allowlist, cfg.ranker)
-        return cls(corpus, ranker, snapshot.facts, snapshot.derived, snapshot.generation, snapshot.guard)
+        return cls(corpus, ranker, snapshot.facts, snapshot.derived, snapshot.generation, snapshot.guard,
+                   attach(snapshot.vectors, embedder, where))
 
     @classmethod
-    def load(cls, path: str | Path, ranker: str | None = None) -> "Engine":
-        """Load a corpus; ``ranker`` defaults to the one the corpus asks for (:func:`~hoprag.settings.ranker_for`)."""
-        return cls(load_corpus(path), ranker)
+    def load(cls, path: str | Path, ranker: str | None = None, embedder: str | None = None,
+             progress: Callable[[str], None] | None = None) -> "Engine":
+        """Load a corpus; ``ranker`` defaults to the one the corpus asks for (:func:`~hoprag.settings.ranker_for`).
+        ``embedder`` (a setting other than ``none``) embeds every passage now: a corpus has no store
+        to keep vectors in, so a large one is better indexed (``hoprag index``)."""
+        corpus = load_corpus(path)
+        found = load_embedder(embedder) if embedder not in (None, NONE) else None
+        return cls(corpus, ranker, vectors=Vectors.of(found, corpus.docs, progress) if found else None)
 
     @classmethod
     def open(cls, settings: Settings) -> "Engine":
@@ -85,9 +97,12 @@ class Engine:
             from .settings import load_operator_access
             from .store import is_database, open_store
 
+            from .store import redact
+
             readers = load_operator_access(settings).groups() if is_database(settings.store) else None
-            return cls.from_snapshot(open_store(settings.store).snapshot(readers), settings.ranker)
-        return cls.load(settings.corpus, settings.ranker)
+            return cls.from_snapshot(open_store(settings.store).snapshot(readers), settings.ranker, settings.embedder,
+                                     redact(settings.store))
+        return cls.load(settings.corpus, settings.ranker, settings.embedder)
 
     @cached_property
     def entities(self) -> EntityIndex:

@@ -6,6 +6,7 @@
 | store | ``--store`` | ``HOPRAG_STORE`` | none; when given it is served instead of the corpus (``hoprag index``) |
 | access file | ``--access`` | ``HOPRAG_ACCESS`` | ``access.yaml`` beside the store file, else in (or beside) the corpus; none there: single-user mode |
 | ranker | ``--ranker`` | ``HOPRAG_RANKER`` | what the corpus's ``corpus.yaml`` asks for, else ``bm25-titles`` |
+| embedder | ``--embedder`` | ``HOPRAG_EMBEDDER`` | ``hoprag index``: ``minilm`` when installed, else ``none``; serving a store: the one it was indexed with; a corpus: ``none`` |
 | search budget | ``--budget`` | ``HOPRAG_SEARCH_BUDGET`` | 4 reads (searches + fetches) per question |
 | loop rounds | ``--iterations`` | ``HOPRAG_MAX_ITERATIONS`` | 4 grader/researcher rounds |
 | model | ``--model`` | ``HOPRAG_MODEL`` | ``hoprag-offline``, whatever keys the environment holds |
@@ -61,6 +62,8 @@ class Settings:
     mcp_url: str | None
     store: str | None = None  # a store file path, or a postgresql:// URL
     model_base_url: str | None = None
+    #: ``None``: not set (the store's own, or lexical for a corpus); ``"none"``: lexical, explicitly.
+    embedder: str | None = None
 
     def with_flags(self, **flags: object) -> "Settings":
         """These settings with every flag that was given (``None`` = not given) taking precedence."""
@@ -96,6 +99,7 @@ def resolve(env: Mapping[str, str] | None = None, **flags: object) -> Settings:
         mcp_url=env.get("HOPRAG_MCP_URL") or None,
         store=env.get("HOPRAG_STORE") or None,
         model_base_url=env.get("HOPRAG_MODEL_BASE_URL", "").strip() or None,
+        embedder=env.get("HOPRAG_EMBEDDER", "").strip() or None,
     )
     return base.with_flags(**flags)
 

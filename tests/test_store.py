@@ -224,7 +224,7 @@ def test_a_store_of_the_older_schema_is_upgraded_by_the_next_index(tmp_path, req
     src, db = build(tmp_path), new_store(kind, tmp_path, "old", request)
     reindex(src, db)
     downgrade_to_schema_1(db)
-    with pytest.raises(StoreError, match="store schema 1 is older than this hoprag's 2: run `hoprag index SRC --store"):
+    with pytest.raises(StoreError, match="store schema 1 is older than this hoprag's 3: run `hoprag index SRC --store"):
         open_store(db)  # a reader names the fix in one line
     store = open_store(db, create=True)  # hoprag index: adds the columns, forgets every digest
     try:
