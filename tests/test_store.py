@@ -203,18 +203,20 @@ def test_a_reader_during_reindexing_never_sees_a_mix(tmp_path, request, kind):
 
 
 def downgrade_to_schema_1(db: str) -> None:
-    """Make a store look as an older hoprag (schema 1: no path, no metadata column) wrote it."""
+    """Make a store look as an older hoprag (schema 1: no path, metadata or vector columns) wrote it."""
     if db.startswith("postgresql"):
         import psycopg
 
         with psycopg.connect(db, autocommit=True) as conn, conn.transaction():
-            conn.execute("ALTER TABLE hoprag.passages DROP COLUMN path, DROP COLUMN metadata")
+            conn.execute("ALTER TABLE hoprag.passages DROP COLUMN path, DROP COLUMN metadata, DROP COLUMN vector, "
+                         "DROP COLUMN embedded")
             conn.execute("UPDATE hoprag.meta SET value = '1' WHERE key = 'schema'")
         return
     import sqlite3
 
     conn = sqlite3.connect(db)
     conn.executescript("ALTER TABLE passages DROP COLUMN path; ALTER TABLE passages DROP COLUMN metadata; "
+                       "ALTER TABLE passages DROP COLUMN vector; ALTER TABLE passages DROP COLUMN embedded; "
                        "UPDATE meta SET value = '1' WHERE key = 'schema';")
     conn.close()
 
