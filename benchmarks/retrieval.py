@@ -156,6 +156,8 @@ def evaluate(bench: Bench, questions: Sequence[Question], strategy: Strategy,
     if unknown:
         raise ValueError(f"supporting ids not in the corpus: {', '.join(sorted(unknown)[:5])}")
     view = bench.view(strategy.ranker)
+    if view.vectors is not None:
+        view.vectors.forget()  # each strategy embeds its own queries: their cost is in its ms/q
     if questions:
         strategy.run(questions[0].question, Tools(view, budget))
     recall = {k: 0.0 for k in KS}

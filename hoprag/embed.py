@@ -383,6 +383,11 @@ class Vectors:
                 self._queries.popitem(last=False)
         return vector
 
+    def forget(self) -> None:
+        """Drop the kept query vectors (a benchmark timing query embedding starts each strategy afresh)."""
+        with self._lock:
+            self._queries.clear()
+
     @classmethod
     def of(cls, embedder: Embedder, docs: Iterable[Doc], progress: Callable[[str], None] | None = None) -> "Vectors":
         """Embed every passage now (a corpus served without a store)."""

@@ -50,8 +50,8 @@ TITLE_POOL = 50
 #: Hybrid fusion: the weight of the dense ranking against the lexical one, each min-max scaled over
 #: the view (dense: from the ``DENSE_POOL``-th best cosine up), tuned on MuSiQue questions 0-49
 #: (benchmarks/RESULTS.md, section 11).
-DENSE_WEIGHT = 0.8
-DENSE_POOL = 50
+DENSE_WEIGHT = 0.5
+DENSE_POOL = 20
 #: The layout :meth:`_BM25.to_bytes` writes and what :func:`analysed` indexes, part of the kind a view
 #: persists under: an older one is a cache miss.
 VIEW_FORMAT = "5"
