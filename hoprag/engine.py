@@ -6,6 +6,7 @@ permission boundary is in one place; the MCP server is a thin typed surface over
 
 from __future__ import annotations
 
+import sys
 import threading
 from functools import cached_property
 from itertools import compress
@@ -102,7 +103,8 @@ class Engine:
             readers = load_operator_access(settings).groups() if is_database(settings.store) else None
             return cls.from_snapshot(open_store(settings.store).snapshot(readers), settings.ranker, settings.embedder,
                                      redact(settings.store))
-        return cls.load(settings.corpus, settings.ranker, settings.embedder)
+        return cls.load(settings.corpus, settings.ranker, settings.embedder,
+                        lambda line: print(line, file=sys.stderr, flush=True))
 
     @cached_property
     def entities(self) -> EntityIndex:

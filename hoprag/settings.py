@@ -6,7 +6,7 @@
 | store | ``--store`` | ``HOPRAG_STORE`` | none; when given it is served instead of the corpus (``hoprag index``) |
 | access file | ``--access`` | ``HOPRAG_ACCESS`` | ``access.yaml`` beside the store file, else in (or beside) the corpus; none there: single-user mode |
 | ranker | ``--ranker`` | ``HOPRAG_RANKER`` | what the corpus's ``corpus.yaml`` asks for, else ``bm25-titles`` |
-| embedder | ``--embedder`` | ``HOPRAG_EMBEDDER`` | ``hoprag index``: ``minilm`` when installed, else ``none``; serving a store: the one it was indexed with; a corpus: ``none`` |
+| embedder | ``--embedder`` | ``HOPRAG_EMBEDDER`` | ``hoprag index``: the store's own, else ``minilm`` when installed, else ``none``; serving a store: the one it was indexed with; a corpus: ``none`` |
 | search budget | ``--budget`` | ``HOPRAG_SEARCH_BUDGET`` | 4 reads (searches + fetches) per question |
 | loop rounds | ``--iterations`` | ``HOPRAG_MAX_ITERATIONS`` | 4 grader/researcher rounds |
 | model | ``--model`` | ``HOPRAG_MODEL`` | ``hoprag-offline``, whatever keys the environment holds |

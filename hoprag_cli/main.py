@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -15,6 +15,10 @@ from hoprag.engine import Engine
 from hoprag.ingest import EXAMPLES, MAX_FILE_BYTES, Report, by_reason
 from hoprag.search import RANKERS
 from mcp_server.serve import EMBEDDERS, serve
+
+if TYPE_CHECKING:
+    from hoprag.embed import Embedder
+    from hoprag.store import Store
 
 app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
 
@@ -120,7 +124,8 @@ def index(
                                          "whose views to build [env HOPRAG_RANKER; default: corpus.yaml's, else bm25-titles]."),
     embedder: Optional[str] = typer.Option(None, "--embedder", envvar="HOPRAG_EMBEDDER", help=f"Embed every "
                                            f"passage for hybrid search: {EMBEDDERS} [env HOPRAG_EMBEDDER; default: "
-                                           "minilm when installed, else none]; only new or changed text is embedded."),
+                                           "the store's own, else minilm when installed, else none]; only new or "
+                                           "changed text is embedded."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress lines."),
     verbose: bool = typer.Option(False, "--verbose", help=f"List every failed or skipped file, not the first {EXAMPLES} "
                                  "of each reason."),
@@ -142,14 +147,9 @@ def index(
     try:
         operator = load_access(in_play) if in_play else None  # None: single-user mode (a file store)
         principals = [p.groups for p in operator.principals.values()] if operator else []
-        if embedder is None:  # the default: the packaged model when it runs here, else lexical, said once
-            model, note = embed.default()
-            if note:
-                typer.echo(note, err=True)
-        else:
-            model = embed.load(embedder)
         opened = open_store(store, create=True)
         try:
+            model = _embedder_for(embedder, opened)
             report = run_index(src, opened, groups or (), int(max_file_mb * 2**20), progress, model)
             _show_outcomes(report, verbose)
             typer.echo(f"indexed {src} into {redact(store)}: {report.summary()}")
@@ -177,6 +177,27 @@ def index(
             path.unlink(missing_ok=True)
         fail(str(exc))
         return
+
+
+def _embedder_for(setting: Optional[str], store: "Store") -> "Embedder | None":
+    """What ``hoprag index`` embeds with: the setting; unset, the embedder the store already holds
+    vectors of (re-indexing never switches models unasked), else the packaged default when it runs
+    here -- otherwise lexical, said in one line."""
+    from hoprag import embed
+
+    if setting is not None:
+        return embed.load(setting)
+    held = store.embedding()
+    try:
+        if held is not None:
+            return embed.load(held.name)
+    except embed.EmbedderError as exc:
+        typer.echo(f"note: lexical search only: {exc}", err=True)
+        return None
+    model, note = embed.default()
+    if note:
+        typer.echo(note, err=True)
+    return model
 
 
 def _show_outcomes(report: Report, verbose: bool) -> None:

@@ -210,3 +210,20 @@ def test_hoprag_index_embeds_with_the_default_and_serving_a_mismatch_is_one_line
     assert wrong.stderr.strip().splitlines()[-1].endswith("was indexed with embedder minilm, not e5-small: serve it "
                                                           "with --embedder minilm (or leave it unset), or re-index "
                                                           "with --embedder e5-small")
+
+
+def test_re_indexing_keeps_the_stores_embedder_unless_told(tmp_path, hashed):
+    from typer.testing import CliRunner
+
+    from hoprag_cli.main import app
+
+    src = build(tmp_path)
+    db = str(tmp_path / "keep.db")
+    first = CliRunner().invoke(app, ["index", str(src), "--store", db, "--embedder", "hash", "--quiet"])
+    assert first.exit_code == 0 and "vectors: 7 passages embedded with hash" in first.stdout, first.output
+    (src / "notes/deep/quill.txt").write_text("Quill stores telemetry in Basalt, twice a day.\n")
+    again = CliRunner().invoke(app, ["index", str(src), "--store", db, "--quiet"])  # unset: the store's own
+    assert again.exit_code == 0 and "vectors: 1 passages embedded with hash" in again.stdout, again.output
+    off = CliRunner().invoke(app, ["index", str(src), "--store", db, "--quiet", "--embedder", "none"])
+    assert off.exit_code == 0 and "vectors: none (lexical search only)" in off.stdout
+    assert open_store(db).embedding() is None
