@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-import yaml
-
 from .formats import READERS, Problem, Record, markdown
 from .lexicon import Lexicon, LexiconError, load_lexicon
 from .yamlfile import READ_ERRORS, read_yaml
