@@ -8,7 +8,7 @@ both sides without running the agent:
 
 Documents are read and chunked as ``hoprag index`` reads them (Markdown, text, HTML, JSONL), and
 reStructuredText as plain text, so a flagged passage is one the agent could retrieve. ``--detector
-FILE`` measures another version of ``directives.py`` (``git show REV:hoprag/directives.py``), to
+FILE`` measures another version of ``directives.py`` (``git show REV:agents/hoprag_agent/directives.py``), to
 compare before and after a change; a version without :func:`~agents.hoprag_agent.directives.findings` is
 counted without rule names.
 """
@@ -137,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("paths", nargs="*", type=Path, help="folders or files of benign documents")
     parser.add_argument("--redteam", action="store_true", help="measure detection on the red-team catalogue")
-    parser.add_argument("--detector", type=Path, help="another version of hoprag/directives.py to measure")
+    parser.add_argument("--detector", type=Path, help="another version of agents/hoprag_agent/directives.py to measure")
     parser.add_argument("--show", type=int, default=5, help="examples printed per rule (default 5)")
     args = parser.parse_args(argv)
     if not args.paths and not args.redteam:

@@ -24,7 +24,7 @@ from hoprag.graph import Graph, local_search, relation_counts
 from hoprag.search import View
 from hoprag.tokens import content, identifiers
 
-# Limits, enforced by the tools' input schemas (documented in the README).
+# Limits, enforced by the tools' input schemas (documented in docs/tools.md).
 MAX_QUERY_CHARS = 1000
 MAX_K = 50
 MAX_GREP_K = 200
