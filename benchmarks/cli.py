@@ -9,9 +9,10 @@ from typing import Optional
 import typer
 
 from hoprag.corpus import CorpusError
+from hoprag.walk import DEFAULT_BUDGET
 
 from . import musique
-from .retrieval import DEFAULT_BUDGET, Bench, load_corpus, load_questions, report_json, report_table, run, select
+from .retrieval import Bench, load_corpus, load_questions, report_json, report_table, run, select
 from .strategies import AGENT, AGENT_HYBRID, DENSE_STRATEGIES, STRATEGIES
 
 bench_app = typer.Typer(help="Benchmarks: quality, cost and speed, measured side by side in one run.",
@@ -31,7 +32,7 @@ def retrieval(
                                    help=f"Comma-separated, from: {', '.join([*STRATEGIES, *DENSE_STRATEGIES, AGENT, AGENT_HYBRID])} "
                                         "(agent: the ADK agent through a real hoprag serve over HTTP, agent-hybrid: "
                                         "over a store with the passages' vectors; not run by default, they are slow)."),
-    budget: int = typer.Option(DEFAULT_BUDGET, "--budget", min=1, help="Hard cap on searches per question."),
+    budget: int = typer.Option(DEFAULT_BUDGET, "--budget", min=1, help="Hard cap on searches per question (MuSiQue runs are reported at 3)."),
     offset: int = typer.Option(0, "--offset", min=0, help="Skip the first N questions (with --limit: a held-out range)."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N questions (after --offset)."),
     as_json: bool = typer.Option(False, "--json", help="Print {\"strategies\": {name: {recall@2, ...}}} only."),

@@ -26,18 +26,17 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from tqdm import tqdm
 
-from hoprag import settings
 from hoprag.corpus import Corpus, load_corpus as load_engine_corpus
 from hoprag.embed import Embedder, Vectors, embed_all, text_of
 from hoprag.engine import Engine
 from hoprag.search import View
+from hoprag.walk import DEFAULT_BUDGET
 
 from .strategies import AGENT, AGENT_HYBRID, DENSE_STRATEGIES, STRATEGIES, AgentServer, Strategy, Tools
 
 GROUPS = frozenset({"public"})
 
 KS = (2, 5, 10)
-DEFAULT_BUDGET = settings.DEFAULT_BUDGET  # the product's one budget; MuSiQue runs are reported at --budget 3
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from typing import Callable, Sequence
 
 from hoprag.corpus import Corpus, Doc
 from hoprag.embed import Vectors, digest, text_of
-from hoprag.read import extract_facts
+from hoprag.facts import extract_facts
 from hoprag.search import View
 from hoprag.store import Changes, Config, Embedding, Passage, open_store
 from hoprag.walk import Budget, BudgetExceeded, Search, bridge_walk, specific

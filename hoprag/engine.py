@@ -24,12 +24,12 @@ from .graph import Graph, build_graph
 from .grep import grep
 from .integrity import Provenance, admit, supported
 from .passages import Passages
-from .read import FactTable, Triple, extract_facts, facts_from
+from .facts import FactTable, Triple, extract_facts, facts_from
 from .search import Hit, Searcher, View
 from .settings import Settings, ranker_for
 
 if TYPE_CHECKING:
-    from .store import Snapshot
+    from .store import Snapshot, Store
 
 #: The layout of the persisted evidence check (:meth:`Engine._citing`): another one is a cache miss.
 EVIDENCE_FORMAT = "1"
@@ -80,6 +80,15 @@ class Engine:
                    attach(snapshot.vectors, embedder, where))
 
     @classmethod
+    def over(cls, store: "Store", ranker: str | None = None, readers: frozenset[str] | None = None,
+             embedder: str | None = None, where: str = "the store") -> "Engine":
+        """An engine over an open store's newest generation: the one way every process opens one (a front
+        door, a server and each of its reloads, ``hoprag index`` preparing what servers load). ``readers``:
+        the groups of everyone the process serves (a store enforcing its own permissions returns their rows);
+        ``embedder``: the setting, checked against the store's vectors; ``where``: the store, for messages."""
+        return cls.from_snapshot(store.snapshot(readers), ranker, embedder, where)
+
+    @classmethod
     def load(cls, path: str | Path, ranker: str | None = None, embedder: str | None = None,
              progress: Callable[[str], None] | None = None) -> "Engine":
         """Load a corpus; ``ranker`` defaults to the one the corpus asks for (:func:`~hoprag.settings.ranker_for`).
@@ -96,13 +105,11 @@ class Engine:
         (or the corpus's) ranker."""
         if settings.store is not None:
             from .settings import load_operator_access
-            from .store import is_database, open_store
-
-            from .store import redact
+            from .store import is_database, open_store, redact
 
             readers = load_operator_access(settings).groups() if is_database(settings.store) else None
-            return cls.from_snapshot(open_store(settings.store).snapshot(readers), settings.ranker, settings.embedder,
-                                     redact(settings.store))
+            return cls.over(open_store(settings.store), settings.ranker, readers, settings.embedder,
+                            redact(settings.store))
         return cls.load(settings.corpus, settings.ranker, settings.embedder,
                         lambda line: print(line, file=sys.stderr, flush=True))
 

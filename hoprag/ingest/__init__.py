@@ -19,16 +19,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from ..corpus import (FIELDS, OWN_KEYS, CorpusError, Doc, Problem, load_allowlist, load_config, make_doc,
-                      valid_text)
+from ..corpus import FIELDS, OWN_KEYS, CorpusError, Doc, load_allowlist, load_config, make_doc, valid_text
 from ..embed import Embedder, digest as vector_digest, embed_all, text_of
+from ..formats import READERS, Problem, Record
 from ..lexicon import LexiconError, load_lexicon
-from ..read import extract_facts
+from ..facts import extract_facts
 from ..store import Changes, Config, Embedding, Passage, Store
 from . import meta
 from .chunk import VERSION as CHUNKING, chunk
 from .discover import discover
-from .formats import READERS, Record
 
 #: Files above this size are refused (``--max-file-mb``): a document, not a data dump or a disk image.
 MAX_FILE_BYTES = 20 * 2**20
@@ -445,7 +444,7 @@ def prepare(store: Store, principals: Sequence[frozenset[str]] = (), ranker: str
 
     start = time.perf_counter()
     readers = frozenset().union(*principals) if principals else None
-    engine = Engine.from_snapshot(store.snapshot(readers), ranker, embedder)  # packs passages and vectors
+    engine = Engine.over(store, ranker, readers, embedder)  # packs the passages and vectors for the next reader
     engine.derive()
     for groups in [*principals, *([engine.served_groups] if everyone else [])]:
         engine.warm(groups)

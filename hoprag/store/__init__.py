@@ -21,7 +21,7 @@ import numpy as np
 
 from ..corpus import Doc
 from ..lexicon import Lexicon, Relation
-from ..read import Triple
+from ..facts import Triple
 from ..cache import Derived, pack, unpack
 from ..passages import Passages
 
