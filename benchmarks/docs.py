@@ -88,7 +88,7 @@ class Checkout:
         """``embedder``: what ``hoprag index`` embeds with (``HOPRAG_EMBEDDER``; ``None``: its default)."""
         self.name, self.tree, self.work = name, tree, work
         self.env = {**os.environ, "PYTHONPATH": str(tree), "GOOGLE_API_USE_CLIENT_CERTIFICATE": "false"}
-        for key in ("HOPRAG_MODEL", "HOPRAG_MCP_URL", "HOPRAG_STORE", "HOPRAG_CORPUS", "HOPRAG_ACCESS", "HOPRAG_EMBEDDER"):
+        for key in ("HOPRAG_MODEL", "HOPRAG_MCP_URL", "HOPRAG_STORE", "HOPRAG_CORPUS", "HOPRAG_ACCESS"):
             self.env.pop(key, None)
         if embedder:
             self.env["HOPRAG_EMBEDDER"] = embedder
