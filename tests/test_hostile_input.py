@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import CORPUS, ServerProcess
+from conftest import CORPUS, ServerProcess, examples
 from hoprag import access as access_module
 from hoprag.access import Access, Principal, load_access
 from mcp_server.server import MAX_BODY_BYTES, AccessFileVerifier
@@ -430,7 +430,7 @@ def fuzzed_request(draw: st.DrawFn) -> tuple[dict[str, str], bytes]:
     return headers, draw(st.binary(max_size=300))
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(request=fuzzed_request())
 def test_fuzzed_requests_never_crash_the_server(server, request):
     """Valid calls may succeed; everything else is a clear error. Never a 5xx or an escaped exception."""

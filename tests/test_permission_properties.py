@@ -251,6 +251,7 @@ def run_property(engine_cls: type[Engine], probes_wanted: int, differential: boo
     return tally
 
 
+@pytest.mark.slow  # 1,500 MCP calls; under ~500 its every-tool-and-claim-probed check fails
 def test_no_unauthorized_document_reaches_any_tool():
     start = time.perf_counter()
     tally = run_property(Engine, PROBES, derandomize=True, database=None)  # reproducible in CI; HOPRAG_PROBES widens it
