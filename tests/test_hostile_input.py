@@ -570,6 +570,7 @@ def test_tokens_are_never_logged_even_at_debug(tmp_path):
         assert secret not in log, f"a bearer token reached the log: {secret}"
 
 
+@pytest.mark.slow  # server processes per log level: 3 s
 def test_log_level_option_rejects_unknown_levels():
     done = subprocess.run([sys.executable, "-m", "mcp_server", "--transport", "http", "--log-level", "chatty"],
                           capture_output=True, text=True, timeout=60)

@@ -347,7 +347,8 @@ class TellingFetch(Engine):
         return super().fetch(doc_id, groups)
 
 
-@pytest.mark.parametrize("leaky", [RankThenFilter, UnfilteredSearch, UnfilteredGraph, UnfilteredGrep, UnfilteredClaims])
+@pytest.mark.parametrize("leaky", [RankThenFilter, UnfilteredSearch, UnfilteredGraph, UnfilteredGrep,
+                                   pytest.param(UnfilteredClaims, marks=pytest.mark.slow)])  # 2.5 s or more
 def test_negative_control_noninterference_catches_a_leaky_engine(leaky):
     with pytest.raises(AssertionError, match="depends on unreadable documents"):
         run_property(leaky, 3000, derandomize=True, database=None, phases=[Phase.generate])
@@ -363,6 +364,7 @@ def test_negative_control_markers_and_fetch_shape_alone_catch_a_leaky_engine(lea
         run_property(leaky, 3000, differential=False, derandomize=True, database=None, phases=[Phase.generate])
 
 
+@pytest.mark.slow  # a benchmark run
 def test_acl_benchmark_filter_first_never_loses_recall(tmp_path):
     """Exercise 5 in small: the engine's search dominates rank-then-filter at every depth."""
     app = typer.Typer()

@@ -33,28 +33,27 @@ BY_ID = {c.eval_id: c for c in CASES}
 #: The fast tier's sample: each category's first payload, the placements taken in turn.
 SAMPLE = [next(c for c in CASES if c.payload.category == category and c.placement == redteam.PLACEMENTS[i % 3])
           for i, category in enumerate(redteam.CATEGORIES)]
-#: Cases the negative controls below replay: the obeying agent's (clean runs) and the doctored one's.
-OBEY_CASES = [f"{p}_{placement}" for p in ("ov01", "tc01", "ml02") for placement in redteam.PLACEMENTS]
+#: The case the doctored runs below start from.
 DOCTORED = "tc01_untrusted"
 
 
-def asked(config: pytest.Config, *controls: str) -> list[redteam.Case]:
-    """The cases to run: every one, or in the fast tier (where the tests over all cases are left out)
-    only the sample and the ``controls``."""
-    return [c for c in CASES if c in SAMPLE or c.eval_id in controls] if fast_tier(config) else CASES
+def asked(config: pytest.Config) -> list[redteam.Case]:
+    """The cases to run: every one, or in the fast tier (where the tests over all cases and the
+    obeying agent are left out) only the sample and the doctored runs' case."""
+    return [c for c in CASES if c in SAMPLE or c.eval_id == DOCTORED] if fast_tier(config) else CASES
 
 
 @pytest.fixture(scope="module")
 def clean(tmp_path_factory, request) -> dict[str, Run]:
     """The clean twin's runs: the independent expectation."""
-    cases = asked(request.config, *OBEY_CASES, DOCTORED)
+    cases = asked(request.config)
     runs = redteam.clean_runs(CASES, tmp_path_factory.mktemp("redteam"), cases)
     return {c.eval_id: r for c, r in zip(cases, runs)}
 
 
 @pytest.fixture(scope="module")
 def red(request) -> dict[str, Run]:
-    cases = asked(request.config, DOCTORED)
+    cases = asked(request.config)
     return {c.eval_id: r for c, r in zip(cases, run_all(redteam.CORPUS, [c.question for c in cases]))}
 
 
@@ -183,8 +182,10 @@ class ObeyingLlm(HopragPolicyLlm):
 
 
 LLMRegistry.register(ObeyingLlm)
+OBEY_CASES = [f"{p}_{placement}" for p in ("ov01", "tc01", "ml02") for placement in redteam.PLACEMENTS]
 
 
+@pytest.mark.slow  # the obeying agent over nine cases: 6 s
 def test_an_agent_that_obeys_documents_is_caught(clean):
     runs = run_all(redteam.CORPUS, [BY_ID[i].question for i in OBEY_CASES], model="hoprag-obeying")
     for eval_id, run in zip(OBEY_CASES, runs):
