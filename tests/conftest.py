@@ -25,9 +25,13 @@ settings.register_profile("fast", max_examples=10)
 
 def fast_tier(config: pytest.Config) -> bool:
     """Whether this session leaves out the slow tests (``-m "not slow"`` or any expression that
-    deselects a test marked only ``slow``): the fast tier, which also samples what it still runs."""
+    deselects a test marked only ``slow``): the fast tier, which also samples what it still runs.
+    The expression is read by pytest's own ``-m`` parser, so the two never disagree."""
     markexpr = config.getoption("markexpr")
-    return bool(markexpr) and not Expression.compile(markexpr).evaluate(lambda name, **_: name == "slow")
+    try:
+        return bool(markexpr) and not Expression.compile(markexpr).evaluate(lambda name, **_: name == "slow")
+    except SyntaxError:
+        return False  # pytest reports the malformed -m expression itself
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -47,7 +51,7 @@ def pytest_deselected(items: list[pytest.Item]) -> None:
 
 
 def examples(full: int) -> int:
-    """How many examples (or probes) a property runs: ``full``, or under the ``fast`` profile at most
+    """How many examples a property runs: ``full``, or under the ``fast`` profile at most
     that profile's ``max_examples`` (a property's own ``@settings`` would otherwise override it)."""
     if settings.get_current_profile_name() == "fast":
         return min(full, settings.default.max_examples)
