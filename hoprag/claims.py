@@ -14,7 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from .graph import Graph
-from .read import Triple
+from .facts import Triple
 from .verdict import Verdict, resolve
 
 CURRENT, SUPERSEDED, UNRESOLVED = "current", "superseded", "unresolved"

@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from .read import Triple
+from .facts import Triple
 from .verdict import Resolution, Verdict, resolve
 from .walk import reach
 

@@ -18,13 +18,18 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Callable, Generic, Hashable, Iterable, Mapping, Protocol, Sequence, TypeVar
 
-from .entities import is_name, norm
-from .read import FactTable
+from .entities import norm
+from .facts import FactTable
+from .text import is_name
 from .tokens import content
 
 K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
 Edge = tuple[str, str, str, str]  # (subject, relation, object, doc_id)
+
+
+#: The default cap on reads per question (the agent's ``HOPRAG_SEARCH_BUDGET``, the benchmarks' ``--budget``).
+DEFAULT_BUDGET = 4
 
 
 class BudgetExceeded(RuntimeError):
@@ -33,7 +38,8 @@ class BudgetExceeded(RuntimeError):
 
 @dataclass
 class Budget:
-    """The hard cap on searches for one question, and how much of it is spent."""
+    """The hard cap on reads for one question, and how much of it is spent: one unit per search (and,
+    for the agent, per fetch: :data:`agents.hoprag_agent.policy.READS`)."""
 
     limit: int
     used: int = 0
@@ -137,11 +143,6 @@ def edges_of_table(table: FactTable) -> Callable[[str], list[Edge]]:
     for (s, r), found in table.items():
         by_subject[s] += [(s, r, o, doc_id) for o, doc_id in found]
     return lambda entity: by_subject.get(entity, [])
-
-
-def is_entity(name: str) -> bool:
-    """A discovered object worth searching for in a relation walk: one capitalised token (the chapter's rule)."""
-    return len(name.split()) == 1 and name[:1].isupper()
 
 
 # --- bridge walks (prose) ---------------------------------------------------------------------
