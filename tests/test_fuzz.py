@@ -26,7 +26,8 @@ from hypothesis import strategies as st
 from conftest import examples
 from hoprag import corpus as corpus_module
 from hoprag.access import AccessError, load_access
-from hoprag.corpus import FIELDS, Corpus, CorpusError, Problem, load_corpus
+from hoprag.corpus import FIELDS, Corpus, CorpusError, load_corpus
+from hoprag.formats import Problem
 from hoprag.engine import Engine
 from hoprag.tokens import token_count, tokenize
 
