@@ -126,6 +126,7 @@ def test_the_loop_follows_a_bridge_one_shot_cannot_see():
     assert evaluate(bench, [], STRATEGIES["bm25"]).recall == {k: 0.0 for k in KS}
 
 
+@pytest.mark.slow  # every dense strategy over the slice: about 30 s
 def test_dense_and_hybrid_strategies_embed_once_into_the_cache(slice_dir, questions, tmp_path):
     """Passage vectors are embedded once per corpus and embedder, then read from the cache folder;
     every dense strategy runs within the budget, and a store written for the agent serves them hybrid."""

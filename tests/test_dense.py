@@ -64,7 +64,7 @@ def stored_rows(db: str) -> dict[str, bytes | None]:
         store.close()
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
 def test_index_embeds_only_new_or_changed_text_and_vectors_go_with_their_passage(tmp_path, request, kind, hashed):
     src, db = build(tmp_path), new_store(kind, tmp_path, "v", request)
     counting = Counting(hashed)
@@ -190,6 +190,7 @@ def test_fusion_keeps_dense_gains_and_drops_what_neither_ranking_supports():
     assert np.array_equal(fuse(np.zeros(2), np.zeros(2), 0.2), np.zeros(2))
 
 
+@pytest.mark.slow  # three CLI processes, the real model embedding in one
 def test_hoprag_index_embeds_with_the_default_and_serving_a_mismatch_is_one_line(tmp_path):
     """The front doors: the packaged default embeds with a progress line and a summary; asking a store
     for another embedder is one line and exit 1."""
