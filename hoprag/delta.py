@@ -25,6 +25,7 @@ from .facts import Triple
 from .splice import Splice
 
 if TYPE_CHECKING:
+    from .embed import Vectors
     from .engine import Engine
 
 T = TypeVar("T")
@@ -44,7 +45,8 @@ class Delta:
     """What changed in a store from generation ``since`` to ``generation``, as one reader sees it:
     the passages gone (``removed``, ids; a changed passage's old version is one of them) and the
     passages new since (``added``, in the store's order, with the store ``files`` they came from and
-    the ``facts`` of those that state some)."""
+    the ``facts`` of those that state some, and ``vectors``: each added passage's stored embedding,
+    float16 bytes or ``None``, parallel to ``added``; empty when the store holds none)."""
 
     since: int
     generation: int
@@ -52,6 +54,7 @@ class Delta:
     added: tuple[Doc, ...]
     files: tuple[str, ...]
     facts: Mapping[str, tuple[Triple, ...]]
+    vectors: tuple[bytes | None, ...] = ()
 
     def __len__(self) -> int:
         return len(self.removed) + len(self.added)
@@ -83,7 +86,7 @@ def advance(engine: "Engine", delta: Delta) -> "Engine":
     facts.update({pid: f for pid, f in delta.facts.items() if f})
     corpus = engine.corpus
     new = Engine(Corpus(passages, corpus.lexicon, None, corpus.allowlist, corpus.ranker), engine.ranker, facts,
-                 None, delta.generation, engine._guard)
+                 None, delta.generation, engine._guard, _vectors(engine, delta, order, splice))
     new.saved, new.changed = engine.saved, engine.changed + len(delta)
     gained = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
     if "entities" in vars(engine):
@@ -91,7 +94,7 @@ def advance(engine: "Engine", delta: Delta) -> "Engine":
         vars(new)["entities"] = index
     me = weakref.proxy(new)  # as Engine does: no cycle through its searcher
     new.searcher = engine.searcher.advanced(passages, splice, added, slots, renumber, lambda: me.entities,
-                                            lambda groups: me.rows(groups))
+                                            lambda groups: me.rows(groups), new.vectors)
     _carry_guard(engine, new, gone, added)
     citing = _carry_evidence(engine, new, gone, splice, added)
     for key, view in engine.searcher._views.items():
@@ -101,6 +104,20 @@ def advance(engine: "Engine", delta: Delta) -> "Engine":
     if citing is not None:
         _carry_graphs(engine, new, gone, citing)
     return new
+
+
+def _vectors(engine: "Engine", delta: Delta, order: list[int], splice: Splice) -> "Vectors | None":
+    """The dense matrix of the next generation: the kept rows' vectors carried over, each added
+    passage's stored one in its row (a zero row for one stored without, as a fresh load reads it)."""
+    if engine.vectors is None:
+        return None
+    old = engine.vectors.matrix
+    rows = np.zeros((len(order), old.shape[1]), dtype=old.dtype)
+    for n, i in enumerate(order):
+        blob = delta.vectors[i] if delta.vectors else None
+        if blob is not None and len(blob) == 2 * old.shape[1]:
+            rows[n] = np.frombuffer(blob, dtype="<f2")
+    return engine.vectors.spliced(splice.array(old, rows))
 
 
 def _without(mapping: Mapping[str, T], gone: set[str]) -> dict[str, T]:

@@ -6,6 +6,7 @@ permission boundary is in one place; the MCP server is a thin typed surface over
 
 from __future__ import annotations
 
+import sys
 import threading
 import weakref
 from functools import cached_property
@@ -18,6 +19,7 @@ import numpy as np
 from .cache import Derived, Lru, load_or_build, pack, unpack
 from .claims import Claim, Claims
 from .corpus import Corpus, Doc, load_corpus
+from .embed import NONE, Vectors, attach, load as load_embedder
 from .entities import FORMAT as ENTITY_FORMAT, EntityIndex
 from .graph import Graph, build_graph
 from .grep import grep
@@ -28,7 +30,7 @@ from .facts import FactTable, Triple, extract_facts, facts_from
 from .passages import FORMAT as PASSAGES_FORMAT
 from .search import TERMS_FORMAT, Hit, Searcher, View
 from .settings import Settings, ranker_for
-from .store import PASSAGES
+from .store import PASSAGES, VECTORS, pack_vectors
 
 if TYPE_CHECKING:
     from .store import Snapshot, Store
@@ -43,11 +45,13 @@ class Engine:
     """Permission-aware retrieval over one validated corpus."""
 
     def __init__(self, corpus: Corpus, ranker: str | None = None, facts: Mapping[str, tuple[Triple, ...]] | None = None,
-                 cache: Derived | None = None, generation: int = 0, guard: Guard | None = None):
+                 cache: Derived | None = None, generation: int = 0, guard: Guard | None = None,
+                 vectors: Vectors | None = None):
         """``ranker`` defaults to the corpus's own choice (``corpus.yaml``), else the product default;
         ``facts`` and ``cache`` (built views, the entity index) are derived data a store persisted
         (:meth:`from_snapshot`); ``guard`` is the store's own permission check (PostgreSQL row-level
-        security), enforced on top of hoprag's."""
+        security), enforced on top of hoprag's; ``vectors``: the passages' embeddings, in passage
+        order (the BM25 rankers then search hybrid)."""
         self.corpus = corpus
         self.passages = Passages.of(corpus.docs)
         self.lexicon = corpus.lexicon
@@ -57,10 +61,11 @@ class Engine:
         self._once = threading.Lock()  # corpus-wide structures (entity index, evidence) are built once
         self._guard = guard
         self._guarded: Lru[frozenset[str], frozenset[str]] = Lru(64)
+        self.vectors = vectors
         me = weakref.proxy(self)  # the searcher reads back into its engine without a cycle: a retired
         # generation is freed as soon as its last request is done, with no collection to wait for
         self.searcher = Searcher(self.passages, self.ranker, entities=lambda: me.entities, cache=cache,
-                                 rows=lambda groups: me.rows(groups))
+                                 rows=lambda groups: me.rows(groups), vectors=vectors)
         self.provenance = Provenance(corpus.allowlist)
         #: Each passage's facts; a passage absent states none (a store keeps only those that state some).
         self._facts = dict(facts) if facts is not None else {d.id: extract_facts(d, self.lexicon) for d in self.passages}
@@ -73,12 +78,16 @@ class Engine:
         self.saved, self.changed = generation, 0
 
     @classmethod
-    def from_snapshot(cls, snapshot: "Snapshot", ranker: str | None = None) -> "Engine":
-        """An engine over one generation of a store, reusing the derived data it persisted: read at the
-        snapshot's generation, or at an earlier one it carries the change since (then applied, by delta)."""
+    def from_snapshot(cls, snapshot: "Snapshot", ranker: str | None = None, embedder: str | None = None,
+                      where: str = "the store") -> "Engine":
+        """An engine over one generation of a store, reusing the derived data and vectors it persisted:
+        read at the snapshot's generation, or at an earlier one it carries the change since (then
+        applied, by delta). ``embedder``: the setting, checked against the store's vectors by
+        :func:`~hoprag.embed.attach`."""
         cfg = snapshot.config
         corpus = Corpus(snapshot.docs, cfg.lexicon, None, cfg.allowlist, cfg.ranker)
-        engine = cls(corpus, ranker, snapshot.facts, snapshot.derived, snapshot.generation, snapshot.guard)
+        engine = cls(corpus, ranker, snapshot.facts, snapshot.derived, snapshot.generation, snapshot.guard,
+                     attach(snapshot.vectors, embedder, where))
         if snapshot.delta is None:
             return engine
         engine.prepared()  # what the change is applied to: loaded at the earlier generation
@@ -102,21 +111,30 @@ class Engine:
             if kind in vars(searcher):
                 cache.save(kind, TERMS_FORMAT, getattr(searcher, kind).to_bytes())
         cache.save("entities", ENTITY_FORMAT, self.entities.to_bytes())
+        if self.vectors is not None:  # a base's vectors: a snapshot starting from it reads them with its passages
+            cache.save(VECTORS, self.vectors.embedder.identity, pack_vectors(self.vectors.stored()))
         cache.save("evidence", EVIDENCE_FORMAT, self._write_evidence(
             {pid: self._evidence[pid] for pid in (self.passages.ids[r] for r in self._citing.tolist())}))
         cache.save(PASSAGES, PASSAGES_FORMAT, self.passages.to_bytes(self._facts))
 
     @classmethod
-    def over(cls, store: "Store", ranker: str | None = None, readers: frozenset[str] | None = None) -> "Engine":
+    def over(cls, store: "Store", ranker: str | None = None, readers: frozenset[str] | None = None,
+             embedder: str | None = None, where: str = "the store") -> "Engine":
         """An engine over an open store's newest generation: the one way every process opens one (a front
         door, a server and each of its reloads, ``hoprag index`` preparing what servers load). ``readers``:
-        the groups of everyone the process serves (a store enforcing its own permissions returns their rows)."""
-        return cls.from_snapshot(store.snapshot(readers), ranker)
+        the groups of everyone the process serves (a store enforcing its own permissions returns their rows);
+        ``embedder``: the setting, checked against the store's vectors; ``where``: the store, for messages."""
+        return cls.from_snapshot(store.snapshot(readers), ranker, embedder, where)
 
     @classmethod
-    def load(cls, path: str | Path, ranker: str | None = None) -> "Engine":
-        """Load a corpus; ``ranker`` defaults to the one the corpus asks for (:func:`~hoprag.settings.ranker_for`)."""
-        return cls(load_corpus(path), ranker)
+    def load(cls, path: str | Path, ranker: str | None = None, embedder: str | None = None,
+             progress: Callable[[str], None] | None = None) -> "Engine":
+        """Load a corpus; ``ranker`` defaults to the one the corpus asks for (:func:`~hoprag.settings.ranker_for`).
+        ``embedder`` (a setting other than ``none``) embeds every passage now: a corpus has no store
+        to keep vectors in, so a large one is better indexed (``hoprag index``)."""
+        corpus = load_corpus(path)
+        found = load_embedder(embedder) if embedder not in (None, NONE) else None
+        return cls(corpus, ranker, vectors=Vectors.of(found, corpus.docs, progress) if found else None)
 
     @classmethod
     def open(cls, settings: Settings) -> "Engine":
@@ -125,11 +143,13 @@ class Engine:
         (or the corpus's) ranker."""
         if settings.store is not None:
             from .settings import load_operator_access
-            from .store import is_database, open_store
+            from .store import is_database, open_store, redact
 
             readers = load_operator_access(settings).groups() if is_database(settings.store) else None
-            return cls.over(open_store(settings.store), settings.ranker, readers)
-        return cls.load(settings.corpus, settings.ranker)
+            return cls.over(open_store(settings.store), settings.ranker, readers, settings.embedder,
+                            redact(settings.store))
+        return cls.load(settings.corpus, settings.ranker, settings.embedder,
+                        lambda line: print(line, file=sys.stderr, flush=True))
 
     @cached_property
     def entities(self) -> EntityIndex:

@@ -23,7 +23,7 @@ from typing import Callable
 
 from .delta import advance, save_due
 from .engine import Engine
-from .store import open_store
+from .store import open_store, redact
 
 log = logging.getLogger("hoprag.reload")
 
@@ -36,26 +36,29 @@ class Reloader:
 
     def __init__(self, store: str | Path, ranker: str | None = None, warm: Callable[[Engine], None] = lambda e: None,
                  interval: float = POLL_SECONDS, on_swap: Callable[[], None] = lambda: None,
-                 readers: frozenset[str] | None = None):
+                 readers: frozenset[str] | None = None, embedder: str | None = None):
         """``readers``: the groups of every principal this process serves (what a store enforcing its
-        own permissions returns rows for)."""
+        own permissions returns rows for); ``embedder``: the setting (unset: the store's own)."""
         self.path, self.ranker, self.warm, self.interval, self.on_swap = store, ranker, warm, interval, on_swap
-        self.readers = readers
+        self.readers, self.embedder = readers, embedder
         self._store = open_store(store)
-        self._engine = Engine.over(self._store, ranker, readers)
+        self._engine = self._load()
         self._stop = threading.Event()
         self._persisting = threading.Event()
         self._thread: threading.Thread | None = None
 
     def _build(self) -> Engine:
         """The next engine, warmed before it is swapped in, so no request after a swap pays for a build:
-        the served one advanced by what changed, or (when that cannot be told) one built from a snapshot."""
+        the served one advanced by what changed (its vectors too), or (when that cannot be told: the
+        log, the configuration or the embedder changed) one built from a snapshot."""
         current = self._engine
         delta = self._store.delta(current.generation, self.readers)
-        engine = (advance(current.prepared(), delta) if delta is not None else
-                  Engine.over(self._store, self.ranker, self.readers))
+        engine = advance(current.prepared(), delta) if delta is not None else self._load()
         self.warm(engine)
         return engine
+
+    def _load(self) -> Engine:
+        return Engine.over(self._store, self.ranker, self.readers, self.embedder, redact(self.path))
 
     def current(self) -> Engine:
         return self._engine

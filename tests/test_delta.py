@@ -9,7 +9,9 @@ through MCP, for several principals, and the engine's entity counts, named entit
 and personalised-PageRank rankings equal those of an engine built fresh from a new store of the
 final folder -- and so does a cold start from the incrementally kept store (its newest saved
 derived data plus the change since). On both stores. Compaction and the saving of derived data
-happen at random points, or at every step.
+happen at random points, or at every step. Some histories index with an embedder (the test's
+hashing one), now and then switching it on or off between commits: then each caller's dense matrix
+and cosines, and the hybrid search results, must equal a fresh load's too.
 
 ``HOPRAG_DELTA_EXAMPLES`` sets the number of generated histories per store in the fast tier (default
 6); the slow tier runs ``HOPRAG_DELTA_FULL_EXAMPLES`` (default 60). The bad input of the issue -- a
@@ -34,7 +36,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hoprag import delta as delta_module
+from fake_models import HashEmbedder
+from hoprag import delta as delta_module, embed
 from hoprag.access import Principal
 from hoprag.engine import Engine
 from hoprag.ingest import index
@@ -53,6 +56,8 @@ PRINCIPALS = [frozenset(g) for g in ({"g0"}, {"g1"}, {"g0", "g2"}, {"g0", "g1", 
 FOLDERS = ("", "a/", "a/b/", "z/")
 DATES = ("2026-01-01", "2026-02-01", "2026-03-01")
 _databases = itertools.count()
+#: The embedder of the histories that index with one (fast, deterministic, offline).
+HASHED = HashEmbedder()
 
 
 def private(n: int) -> str:
@@ -124,10 +129,10 @@ def write_folder(src: Path, files: dict[str, str]) -> None:
         (src / path).write_text(text, encoding="utf-8")
 
 
-def reindex(src: Path, target: str) -> int:
+def reindex(src: Path, target: str, embedder: embed.Embedder | None = None) -> int:
     store = open_store(target, create=True)
     try:
-        report = index(src, store)
+        report = index(src, store, embedder=embedder)
     finally:
         store.close()
     assert report.failed == [], report.failed
@@ -149,12 +154,17 @@ def comparable(engine: Engine, groups: frozenset[str]) -> dict[str, Any]:
         "rows": view.rows.tolist(),
         "ppr": {q: view.entities.pagerank(q, [h.doc.id for h in engine.search(q, groups, 1)], 10) for q in queries},
         "search": {q: [(h.doc.id, h.score) for h in engine.search(q, groups, 20)] for q in queries},
+        "dense": view.matrix.tolist() if view.vectors is not None else None,
+        "cosines": {q: view.similarity(q).tolist() for q in queries},
     }
 
 
 def same(got: Engine, want: Engine, calls: list[tuple[str, dict[str, Any]]]) -> None:
     """``got`` answers every caller exactly as ``want`` does."""
     assert got.passages == want.passages and got._facts == want._facts
+    assert (got.vectors is None) == (want.vectors is None)
+    if want.vectors is not None:
+        assert got.vectors.matrix.tobytes() == want.vectors.matrix.tobytes()
     for groups in PRINCIPALS:
         assert comparable(got, groups) == comparable(want, groups), sorted(groups)
         who = Principal("caller", groups)
@@ -174,7 +184,8 @@ def replay(make_store, first, commits, data: st.DataObject, readers: frozenset[s
     try:
         src, db = root / "src", make_store(root, "kept")
         write_folder(src, first)
-        reindex(src, db)
+        model = HASHED if data.draw(st.booleans(), label="vectors") else None
+        reindex(src, db, model)
         live = Reloader(db, readers=readers)
         applied = 0
         for batch in commits:
@@ -183,7 +194,9 @@ def replay(make_store, first, commits, data: st.DataObject, readers: frozenset[s
                     (src / path).unlink()
                 else:
                     write_folder(src, {path: text})
-            generation = reindex(src, db)
+            if data.draw(st.integers(0, 5), label="switch embedder") == 0:  # vectors made or dropped: a barrier
+                model = None if model else HASHED
+            generation = reindex(src, db, model)
             for groups in data.draw(st.lists(st.sampled_from(PRINCIPALS), max_size=3), label="warm"):
                 live.current().warm(groups)
             if data.draw(st.booleans(), label="now"):  # or several commits applied as one change
@@ -197,7 +210,7 @@ def replay(make_store, first, commits, data: st.DataObject, readers: frozenset[s
                 store.close()
         live.refresh()
         fresh = make_store(root, "fresh")
-        reindex(src, fresh)
+        reindex(src, fresh, model)
         want = Engine.from_snapshot(open_store(fresh).snapshot(readers))
         calls = data.draw(st.lists(probes(tuple(want.docs)), min_size=8, max_size=8), label="calls")
         same(live.current(), want, calls)
@@ -218,6 +231,8 @@ def check_histories(make_store, readers: frozenset[str] | None, examples: int = 
     def prop(story, eager: bool, data: st.DataObject) -> None:
         with ExitStack() as stack:
             stack.enter_context(mock.patch.object(delta_module, "SAVE_SHARE", float("inf")))  # saved in step instead
+            stack.enter_context(mock.patch.dict(embed._NAMED, {"hash": lambda: HASHED}))  # served as a packaged one
+            stack.enter_context(mock.patch.object(embed, "_LOADED", {}))
             if eager:  # compact at every change (dead slots dropped, postings tails folded in)
                 stack.enter_context(mock.patch.object(delta_module, "COMPACT_MIN", 0))
                 stack.enter_context(mock.patch.object(delta_module, "COMPACT_SHARE", 0.0))

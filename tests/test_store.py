@@ -47,7 +47,7 @@ def wait_for(server: ServerProcess, generation: int, timeout: float = 120) -> No
     until_serving([server], generation, time.perf_counter(), timeout)
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
 def served(tmp_path_factory, request):
     root = tmp_path_factory.mktemp("store")
     src, db = build(root), new_store(request.param, root, "s", request)
@@ -61,6 +61,7 @@ def ask_store(db: str | Path, root: Path, principal: str = "engineering") -> dic
     return ask(QUESTION, "--store", str(db), "--access", str(root / "access.yaml"), "--as", principal)
 
 
+@pytest.mark.slow  # `hoprag ask` processes (each starts the ADK app)
 def test_multi_hop_across_txt_and_html_is_answered_with_both_cited(served):
     _, db, root, _ = served
     result = ask_store(db, root)
@@ -101,6 +102,7 @@ def test_fetch_returns_the_passage_or_the_whole_document(served):
     assert part.structured_content["metadata"]["path"] == "notes/heron.md"
 
 
+@pytest.mark.slow  # `hoprag ask` processes (each starts the ADK app)
 def test_a_changed_file_answers_with_the_new_fact(served):
     src, db, root, server = served
     (src / "basalt.html").write_text(basalt_html("ap-south-3"))
@@ -118,6 +120,7 @@ def test_a_changed_file_answers_with_the_new_fact(served):
 ZOMBIE_QUERIES = ("Basalt region", "Basalt storage", "ap-south-3", "Which region stores telemetry for Project Heron?")
 
 
+@pytest.mark.slow  # `hoprag ask` processes (each starts the ADK app)
 def test_a_deleted_file_leaves_no_trace_for_any_principal(served, tmp_path, request):
     src, db, root, server = served
     (src / "basalt.html").unlink()
@@ -166,7 +169,7 @@ def test_a_deleted_file_leaves_no_trace_for_any_principal(served, tmp_path, requ
                    [(h.doc.id, h.score) for h in clean.search(q, groups, 10)]
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
 def test_a_reader_during_reindexing_never_sees_a_mix(tmp_path, request, kind):
     src, db = tmp_path / "src", new_store(kind, tmp_path, "mix", request)
     src.mkdir()
@@ -203,41 +206,51 @@ def test_a_reader_during_reindexing_never_sees_a_mix(tmp_path, request, kind):
 
 
 def downgrade(db: str, version: str) -> None:
-    """Make a store look as an older hoprag wrote it: schema 2 has no change log (no generation per
-    passage, no table of removed passages), schema 1 not even a path or metadata column."""
+    """Make a store look as an older hoprag wrote it: schema 3 has no change log (no generation per
+    passage, no table of removed passages), schema 2 not even vector columns, schema 1 no path or
+    metadata column either; ``3-log`` is the change log's development schema 3 (the log, no vectors)."""
+    logged = version == "3-log"
+    number = version[0]
     if db.startswith("postgresql"):
         import psycopg
 
         with psycopg.connect(db, autocommit=True) as conn, conn.transaction():
-            conn.execute("DROP TABLE hoprag.removed")
-            conn.execute("ALTER TABLE hoprag.passages DROP COLUMN generation")
+            if not logged:
+                conn.execute("DROP TABLE hoprag.removed")
+                conn.execute("ALTER TABLE hoprag.passages DROP COLUMN generation")
+            if version in ("1", "2", "3-log"):
+                conn.execute("ALTER TABLE hoprag.passages DROP COLUMN vector, DROP COLUMN embedded")
             if version == "1":
                 conn.execute("ALTER TABLE hoprag.passages DROP COLUMN path, DROP COLUMN metadata")
-            conn.execute("UPDATE hoprag.meta SET value = %s WHERE key = 'schema'", (version,))
+            conn.execute("UPDATE hoprag.meta SET value = %s WHERE key = 'schema'", (number,))
         return
     import sqlite3
 
     conn = sqlite3.connect(db)
-    conn.executescript("DROP TABLE removed; DROP INDEX passages_generation; ALTER TABLE passages DROP COLUMN generation;"
-                       + ("ALTER TABLE passages DROP COLUMN path; ALTER TABLE passages DROP COLUMN metadata;"
-                          if version == "1" else "") + f"UPDATE meta SET value = '{version}' WHERE key = 'schema';")
+    conn.executescript(
+        ("" if logged else "DROP TABLE removed; DROP INDEX passages_generation; ALTER TABLE passages DROP COLUMN generation;")
+        + ("ALTER TABLE passages DROP COLUMN vector; ALTER TABLE passages DROP COLUMN embedded;"
+           if version in ("1", "2", "3-log") else "")
+        + ("ALTER TABLE passages DROP COLUMN path; ALTER TABLE passages DROP COLUMN metadata;" if version == "1" else "")
+        + f"UPDATE meta SET value = '{number}' WHERE key = 'schema';")
     conn.close()
 
 
-@pytest.mark.parametrize("version", ["1", "2"])
-@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+@pytest.mark.parametrize("version", ["1", "2", "3", "3-log"])
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
 def test_a_store_of_an_older_schema_is_upgraded_by_the_next_index(tmp_path, request, kind, version):
     src, db = build(tmp_path), new_store(kind, tmp_path, "old", request)
     reindex(src, db)
     downgrade(db, version)
-    with pytest.raises(StoreError, match=f"store schema {version} is older than this hoprag's 3: run `hoprag index SRC --store"):
+    with pytest.raises(StoreError, match=f"store schema {version[0]} is older than this hoprag's 4: run `hoprag index "
+                                         "SRC --store"):
         open_store(db)  # a reader names the fix in one line
     store = open_store(db, create=True)  # hoprag index: adds the columns (schema 1: forgets every digest)
     try:
         report = index(src, store, ["engineering"])
     finally:
         store.close()
-    # schema 1: every file read again; schema 2: nothing to read, the change log starts now
+    # schema 1: every file read again; 2 and 3: nothing to read (no embedder here), the change log starts now
     assert report.failed == [] and (report.changed, report.unchanged) == ((6, 0) if version == "1" else (0, 6))
     (src / "notes" / "wren.md").write_text("# Wren\n\nProject Wren depends on Quill.\n")
     since = open_store(db).generation()

@@ -23,18 +23,21 @@ import re
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 from ..corpus import Doc
 from ..passages import FORMAT as PASSAGES_FORMAT, Passages
 from ..delta import Delta
-from . import PASSAGES, Changes, Config, Snapshot, StoreError, redact
+from . import (PASSAGES, VECTORS, Changes, Config, Embedding, Snapshot, StoreError, StoredVectors, pack_vectors,
+               redact, stored_vectors, unpack_vectors)
 
 log = logging.getLogger("hoprag.store")
 #: 2: passages carry ``path`` and ``metadata`` (the document's other front-matter keys; ``json``, which
-#: keeps the author's key order, unlike ``jsonb``); 3: the generation that wrote each passage, and
-#: the log of removed passages.
-SCHEMA_VERSION = "3"
+#: keeps the author's key order, unlike ``jsonb``).
+#: 3: passages carry their embedding (``vector``, float16 bytes, under the same row-level security)
+#: and the digest of what was embedded.
+#: 4: the generation that wrote each passage, and the log of removed passages.
+SCHEMA_VERSION = "4"
 #: How ``hoprag index`` (the owner) upgrades a store of schema 1 in place: the new columns, and every
 #: file's digest forgotten, so the next mirror step re-reads each file and fills them.
 _UPGRADE_1 = """
@@ -43,17 +46,25 @@ UPDATE hoprag.files SET digest = '';
 DELETE FROM hoprag.derived;
 UPDATE hoprag.meta SET value = '2' WHERE key = 'schema';
 """
+#: Schema 2 to 3: the vector columns, empty (the next mirror step embeds every passage).
+_UPGRADE_2 = """
+ALTER TABLE hoprag.passages ADD COLUMN vector bytea, ADD COLUMN embedded text;
+DELETE FROM hoprag.derived;
+UPDATE hoprag.meta SET value = '3' WHERE key = 'schema';
+"""
+#: A schema 3 of the change log's own development (the log without the vector columns): its step to 4.
+_UPGRADE_3_LOGGED = _UPGRADE_2.replace("'3'", "'4'")
 
 
-def _upgrade_2(owner: str) -> str:
-    """From schema 2: the change log, starting now (a reader further back takes a whole snapshot)."""
+def _upgrade_3(owner: str) -> str:
+    """Schema 3 to 4: the change log, starting now (a reader further back takes a whole snapshot)."""
     return f"""
 ALTER TABLE hoprag.passages ADD COLUMN generation bigint NOT NULL DEFAULT 0;
 CREATE INDEX passages_generation ON hoprag.passages (generation);
 {_REMOVED.format(owner=owner, reader=READER)}
 DELETE FROM hoprag.derived;
 INSERT INTO hoprag.meta SELECT 'log_floor', value FROM hoprag.meta WHERE key = 'generation';
-UPDATE hoprag.meta SET value = '3' WHERE key = 'schema';
+UPDATE hoprag.meta SET value = '4' WHERE key = 'schema';
 """
 
 
@@ -67,6 +78,8 @@ CREATE POLICY owner_writes ON hoprag.removed TO "{owner}" USING (true) WITH CHEC
 CREATE POLICY caller_reads ON hoprag.removed FOR SELECT TO {reader} USING (groups && (SELECT hoprag.caller_groups()));
 GRANT SELECT ON hoprag.removed TO {reader};
 """
+#: The schemas ``hoprag index`` upgrades in place.
+_OLDER = ("1", "2", "3")
 #: The role every passage read runs as; the store's owner creates it (``CREATEROLE``) and joins it.
 READER = "hoprag_reader"
 #: The notification channel a commit announces its generation on.
@@ -75,9 +88,11 @@ CONNECT_SECONDS = 5
 T = TypeVar("T")
 
 _COLUMNS = ("id, file, document, position, section, title, text, groups, trusted, source, updated, triples, facts, "
-            "path, metadata")
-#: What a snapshot reads of each passage, in the store's order (metadata as its text: the author's key order).
-_READ = f"SELECT {_COLUMNS.replace('metadata', 'metadata::text')} FROM hoprag.passages"
+            "path, metadata, vector, embedded")
+#: What a snapshot reads of each passage, in the store's order (metadata as its text: the author's key
+#: order; its vector apart, packed once per generation).
+_READ = ("SELECT id, file, document, position, section, title, text, groups, trusted, source, updated, triples, "
+         "facts, path, metadata::text FROM hoprag.passages")
 _ORDER = " ORDER BY file, document, position"
 
 
@@ -93,7 +108,7 @@ CREATE TABLE hoprag.passages (
     document text COLLATE "C" NOT NULL, position integer NOT NULL, section text NOT NULL,
     title text NOT NULL, text text NOT NULL, groups text[] NOT NULL, trusted boolean NOT NULL,
     source text NOT NULL, updated date, triples jsonb, facts jsonb NOT NULL,
-    path text NOT NULL DEFAULT '', metadata json, generation bigint NOT NULL DEFAULT 0);
+    path text NOT NULL DEFAULT '', metadata json, vector bytea, embedded text, generation bigint NOT NULL DEFAULT 0);
 CREATE INDEX passages_order ON hoprag.passages (file, document, position);
 CREATE INDEX passages_generation ON hoprag.passages (generation);
 CREATE TABLE hoprag.derived (
@@ -206,16 +221,20 @@ class PostgresStore:
         """Check the schema; with ``create``, make it (and the reader role) when it is missing."""
         exists = db.execute("SELECT to_regclass('hoprag.meta') IS NOT NULL").fetchone()[0]
         version = self._meta(db, "schema") if exists else None
-        if version in ("1", "2") and create:
+        if version in _OLDER and create:
             owner = db.execute("SELECT current_user").fetchone()[0]
+            logged = version == "3" and db.execute("SELECT to_regclass('hoprag.removed') IS NOT NULL").fetchone()[0]
             with db.transaction():
                 if version == "1":
                     db.execute(_UPGRADE_1)
-                db.execute(_upgrade_2(owner))
-            log.warning("%s: upgraded the store from schema %s to %s%s", self.name, version, SCHEMA_VERSION,
-                        ": every file is read again" if version == "1" else "")
+                if version in ("1", "2"):
+                    db.execute(_UPGRADE_2)
+                db.execute(_UPGRADE_3_LOGGED if logged else _upgrade_3(owner))
+            log.warning("%s: upgraded the store from schema %s to %s: %s", self.name, version, SCHEMA_VERSION,
+                        "every file is read again" if version == "1" else
+                        "every passage is embedded again" if version == "2" or logged else "the change log starts now")
             return
-        if version in ("1", "2"):
+        if version in _OLDER:
             raise StoreError(f"{self.name}: store schema {version} is older than this hoprag's {SCHEMA_VERSION}: run "
                              f"`hoprag index SRC --store ...` once (as the store's owner) to upgrade it in place")
         if version:
@@ -274,13 +293,31 @@ class PostgresStore:
     def passage_count(self) -> int:
         return self._run(lambda db: db.execute("SELECT count(*) FROM hoprag.passages").fetchone()[0])
 
+    def embedding(self) -> Embedding | None:
+        return Embedding.from_json(json.loads(self._run(lambda db: self._meta(db, "embedder")) or "null"))
+
+    def embedded(self) -> dict[str, tuple[str, str | None]]:
+        return self._run(lambda db: {pid: (file, digest) for pid, file, digest in
+                                     db.execute("SELECT id, file, embedded FROM hoprag.passages").fetchall()})
+
+    def vectors(self, digests: Iterable[str]) -> dict[str, bytes]:
+        wanted = list(dict.fromkeys(digests))
+        return self._run(lambda db: {d: bytes(v) for d, v in db.execute(
+            "SELECT embedded, vector FROM hoprag.passages WHERE vector IS NOT NULL AND embedded = ANY(%s)",
+            (wanted,)).fetchall()})
+
+    def texts(self, ids: Iterable[str]) -> dict[str, tuple[str, str, str]]:
+        """Passage id -> (title, section, text): what re-embedding an unchanged passage reads."""
+        return self._run(lambda db: {pid: (title, section, text) for pid, title, section, text in db.execute(
+            "SELECT id, title, section, text FROM hoprag.passages WHERE id = ANY(%s)", (list(ids),)).fetchall()})
+
     def apply(self, changes: Changes) -> int:
         from psycopg.types.json import Jsonb
 
         rows = [(p.doc.id, path, p.doc.document_id, p.doc.position, p.doc.section, p.doc.title, p.doc.text,
                  sorted(p.doc.groups), p.doc.trusted, p.doc.source, p.doc.updated,
                  Jsonb(p.doc.triples) if p.doc.triples is not None else None, Jsonb(p.facts),
-                 p.doc.path, p.doc.front_matter or None)
+                 p.doc.path, p.doc.front_matter or None, p.vector, p.embedded)
                 for path, (_, passages) in changes.upsert.items() for p in passages]
 
         def commit(db: Any) -> int:
@@ -297,10 +334,23 @@ class PostgresStore:
                     cur.executemany("INSERT INTO hoprag.files VALUES (%s, %s)",
                                     [(f, d) for f, (d, _) in changes.upsert.items()])
                     cur.executemany(f"INSERT INTO hoprag.passages ({_COLUMNS}, generation) VALUES "
-                                    f"({', '.join(['%s'] * 14)}, %s::json, {generation})", rows)
+                                    f"({', '.join(['%s'] * 14)}, %s::json, %s, %s, {generation})", rows)
+                    same = Embedding.from_json(json.loads(self._meta(db, "embedder") or "null")) == changes.embedding
+                    if same:  # an unchanged passage given a vector is logged as changed: readers take its new row
+                        cur.executemany("INSERT INTO hoprag.removed SELECT %s, id, groups FROM hoprag.passages "
+                                        "WHERE id = %s", [(generation, pid) for pid in changes.vectors])
+                    cur.executemany("UPDATE hoprag.passages SET vector = %s, embedded = %s, generation = %s WHERE id = %s",
+                                    [(v, d, generation, pid) for pid, (d, v) in changes.vectors.items()])
+                if changes.embedding is None:  # lexical from now on: no vector outlives its embedder
+                    db.execute("UPDATE hoprag.passages SET vector = NULL, embedded = NULL WHERE embedded IS NOT NULL")
+                    db.execute("DELETE FROM hoprag.meta WHERE key = 'embedder'")
+                else:
+                    db.execute("INSERT INTO hoprag.meta VALUES ('embedder', %s) ON CONFLICT (key) DO UPDATE SET "
+                               "value = EXCLUDED.value", (json.dumps(changes.embedding.as_json()),))
                 meta = [("generation", str(generation)), ("source", changes.source),
                         ("config", json.dumps(changes.config.as_json())), ("config_digest", changes.config_digest)]
-                if self._meta(db, "config_digest") != changes.config_digest:  # what every reader derives from changed
+                # what every reader derives from changed (the configuration, or the embedder of every vector)
+                if self._meta(db, "config_digest") != changes.config_digest or not same:
                     meta.append(("config_generation", str(generation)))
                 with db.cursor() as cur:
                     cur.executemany(
@@ -320,28 +370,62 @@ class PostgresStore:
     def snapshot(self, readers: frozenset[str] | None = None) -> Snapshot:
         who = self._who(readers)
 
-        def read(db: Any) -> tuple[int, Config, Any, list[tuple], Delta | None]:
+        def read(db: Any) -> tuple[int, Config, Any, list[tuple], Delta | None, Embedding | None,
+                                   StoredVectors | None, list | None]:
             with db.transaction():
                 db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")  # one generation throughout
                 self._reading(db, who)
                 generation = int(self._meta(db, "generation") or 0)
                 config = Config.from_json(json.loads(self._meta(db, "config") or "{}"))
+                embedding = Embedding.from_json(json.loads(self._meta(db, "embedder") or "null"))
                 found = db.execute("SELECT generation, data FROM hoprag.derived WHERE readers = %s AND kind = %s AND "
                                    "key = %s AND generation <= %s ORDER BY generation DESC LIMIT 1",
                                    (sorted(who), PASSAGES, PASSAGES_FORMAT, generation)).fetchone()
+                base = found[0] if found else generation
                 packed = Passages.from_bytes(bytes(found[1])) if found else None
-                delta = self._delta(db, found[0]) if packed is not None and found[0] < generation else None
-                if packed is not None and (found[0] == generation or delta is not None):
-                    return found[0], config, packed, [], delta
-                return generation, config, None, db.execute(_READ + _ORDER).fetchall(), None
+                # the base's own vectors: a base saved without them (served lexically) is not started from
+                vectors = self._stored_vectors(db, who, base, embedding, len(packed[0])) if packed else None
+                usable = packed is not None and (embedding is None or vectors is not None or base == generation)
+                delta = self._delta(db, base, embedding) if usable and base < generation else None
+                if usable and (base == generation or delta is not None):
+                    return base, config, packed, [], delta, embedding, vectors, self._vector_rows(db, embedding, vectors)
+                rows = db.execute(_READ + _ORDER).fetchall()
+                vectors = self._stored_vectors(db, who, generation, embedding, len(rows))
+                return generation, config, None, rows, None, embedding, vectors, self._vector_rows(db, embedding, vectors)
 
-        generation, config, packed, rows, delta = self._run(read)
+        generation, config, packed, rows, delta, embedding, vectors, vector_rows = self._run(read)
         cache = _Derived(self, generation, tuple(sorted(who)))
+
+        def matrix(passages: Passages) -> StoredVectors | None:
+            if vectors is not None or embedding is None or vector_rows is None:
+                return vectors
+            built = stored_vectors(embedding, passages, vector_rows)
+            cache.save(VECTORS, embedding.identity, pack_vectors(built))  # the next replica start reads one blob
+            return built
+
         if packed is not None:
-            return Snapshot(generation, *packed, config, cache, self.readable, delta)
+            return Snapshot(generation, *packed, config, cache, self.readable, delta, matrix(packed[0]))
         passages, facts = _passages(rows)
         cache.save(PASSAGES, PASSAGES_FORMAT, passages.to_bytes(facts))  # the next replica start reads one blob
-        return Snapshot(generation, passages, facts, config, cache, self.readable)
+        return Snapshot(generation, passages, facts, config, cache, self.readable, vectors=matrix(passages))
+
+    @staticmethod
+    def _stored_vectors(db: Any, who: frozenset[str], generation: int, embedding: Embedding | None,
+                        size: int) -> StoredVectors | None:
+        """The packed vectors of ``generation`` (``size`` passages) for ``who``, in the caller's transaction."""
+        if embedding is None:
+            return None
+        blob = db.execute("SELECT data FROM hoprag.derived WHERE generation = %s AND readers = %s AND kind = %s AND "
+                          "key = %s", (generation, sorted(who), VECTORS, embedding.identity)).fetchone()
+        return unpack_vectors(bytes(blob[0]), embedding, size) if blob else None
+
+    @staticmethod
+    def _vector_rows(db: Any, embedding: Embedding | None, packed: StoredVectors | None) -> list | None:
+        """Every readable passage's vector, when none are packed (under row-level security: the readers' only)."""
+        if embedding is None or packed is not None:
+            return None
+        return [(pid, bytes(v)) for pid, v in db.execute(
+            "SELECT id, vector FROM hoprag.passages WHERE vector IS NOT NULL").fetchall()]
 
     def delta(self, since: int, readers: frozenset[str] | None = None) -> Delta | None:
         who = self._who(readers)
@@ -350,19 +434,26 @@ class PostgresStore:
             with db.transaction():
                 db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 self._reading(db, who)
-                return self._delta(db, since)
+                return self._delta(db, since, Embedding.from_json(json.loads(self._meta(db, "embedder") or "null")))
 
         return self._run(read)
 
-    def _delta(self, db: Any, since: int) -> Delta | None:
-        """:meth:`delta`, inside the caller's read transaction (as the reader role, for its groups)."""
+    def _delta(self, db: Any, since: int, embedding: Embedding | None) -> Delta | None:
+        """:meth:`delta`, inside the caller's read transaction (as the reader role, for its groups;
+        ``embedding``: the store's, whose vectors the added passages carry)."""
         generation = int(self._meta(db, "generation") or 0)
         if (since < int(self._meta(db, "log_floor") or 0) or since < int(self._meta(db, "config_generation") or 0)
                 or since > generation):
             return None
         removed = frozenset(r[0] for r in db.execute("SELECT id FROM hoprag.removed WHERE generation > %s", (since,)))
         passages, facts = _passages(db.execute(_READ + " WHERE generation > %s" + _ORDER, (since,)).fetchall())
-        return Delta(since, generation, removed, tuple(passages), tuple(map(passages.file, range(len(passages)))), facts)
+        vectors: tuple[bytes | None, ...] = ()
+        if embedding is not None:  # the added passages' vectors, as a fresh snapshot would read them
+            found = {pid: bytes(v) for pid, v in db.execute(
+                "SELECT id, vector FROM hoprag.passages WHERE generation > %s AND vector IS NOT NULL", (since,))}
+            vectors = tuple(found.get(pid) for pid in passages.ids)
+        return Delta(since, generation, removed, tuple(passages), tuple(map(passages.file, range(len(passages)))), facts,
+                     vectors)
 
     def derived(self, generation: int, readers: frozenset[str] | None = None) -> "_Derived":
         return _Derived(self, generation, tuple(sorted(self._who(readers))))

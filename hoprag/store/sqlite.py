@@ -21,16 +21,19 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable
 
 from ..corpus import Doc
 from ..passages import FORMAT as PASSAGES_FORMAT, Passages
 from ..delta import Delta
-from . import PASSAGES, Changes, Config, Snapshot, StoreError
+from . import (PASSAGES, VECTORS, Changes, Config, Embedding, Snapshot, StoreError, StoredVectors, pack_vectors,
+               stored_vectors, unpack_vectors)
 
 log = logging.getLogger("hoprag.store")
-#: 2: passages carry ``path`` and ``metadata`` (the document's other front-matter keys, JSON); 3: the
-#: generation that wrote each passage, and the log of removed passages.
-SCHEMA_VERSION = "3"
+#: 2: passages carry ``path`` and ``metadata`` (the document's other front-matter keys, JSON).
+#: 3: passages carry their embedding (``vector``, float16) and the digest of what was embedded.
+#: 4: the generation that wrote each passage, and the log of removed passages.
+SCHEMA_VERSION = "4"
 #: How ``hoprag index`` upgrades a store of schema 1 in place: the new columns, and every file's digest
 #: forgotten, so the next mirror step re-reads each file and fills them.
 _UPGRADE_1 = """
@@ -40,16 +43,26 @@ UPDATE files SET digest = '';
 DELETE FROM derived;
 UPDATE meta SET value = '2' WHERE key = 'schema';
 """
-#: ... and from schema 2: the change log, starting now (a reader further back takes a whole snapshot).
+#: Schema 2 to 3: the vector columns, empty (the next mirror step embeds every passage).
 _UPGRADE_2 = """
+ALTER TABLE passages ADD COLUMN vector BLOB;
+ALTER TABLE passages ADD COLUMN embedded TEXT;
+DELETE FROM derived;
+UPDATE meta SET value = '3' WHERE key = 'schema';
+"""
+#: Schema 3 to 4: the change log, starting now (a reader further back takes a whole snapshot).
+_UPGRADE_3 = """
 ALTER TABLE passages ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX IF NOT EXISTS passages_generation ON passages(generation);
 CREATE TABLE IF NOT EXISTS removed (generation INTEGER NOT NULL, id TEXT NOT NULL, groups TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS removed_generation ON removed(generation);
 DELETE FROM derived;
 INSERT OR REPLACE INTO meta SELECT 'log_floor', value FROM meta WHERE key = 'generation';
-UPDATE meta SET value = '3' WHERE key = 'schema';
+UPDATE meta SET value = '4' WHERE key = 'schema';
 """
+_UPGRADES = {"1": _UPGRADE_1 + _UPGRADE_2 + _UPGRADE_3, "2": _UPGRADE_2 + _UPGRADE_3, "3": _UPGRADE_3}
+#: A schema 3 of the change log's own development (the log without the vector columns): its step to 4.
+_UPGRADE_3_LOGGED = _UPGRADE_2.replace("'3'", "'4'")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, digest TEXT NOT NULL);
@@ -59,7 +72,7 @@ CREATE TABLE IF NOT EXISTS passages (
     document TEXT NOT NULL, position INTEGER NOT NULL, section TEXT NOT NULL,
     title TEXT NOT NULL, text TEXT NOT NULL, groups TEXT NOT NULL, trusted INTEGER NOT NULL,
     source TEXT NOT NULL, updated TEXT, triples TEXT, facts TEXT NOT NULL,
-    path TEXT NOT NULL DEFAULT '', metadata TEXT, generation INTEGER NOT NULL DEFAULT 0);
+    path TEXT NOT NULL DEFAULT '', metadata TEXT, vector BLOB, embedded TEXT, generation INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS passages_file ON passages(file, document, position);
 CREATE INDEX IF NOT EXISTS passages_generation ON passages(generation);
 CREATE TABLE IF NOT EXISTS removed (generation INTEGER NOT NULL, id TEXT NOT NULL, groups TEXT NOT NULL);
@@ -69,7 +82,7 @@ CREATE TABLE IF NOT EXISTS derived (
     PRIMARY KEY (generation, kind, key));
 """
 _COLUMNS = ("id, file, document, position, section, title, text, groups, trusted, source, updated, triples, facts, "
-            "path, metadata, generation")
+            "path, metadata, vector, embedded, generation")
 #: What a snapshot reads, in document order; the common values come back as NULL (no string built
 #: per row for a passage that is its own document or states no fact).
 _READ = ("SELECT file, id, NULLIF(document, id), position, section, title, text, groups, trusted, source, updated, "
@@ -117,6 +130,16 @@ class _Derived:
         self.store.save_derived(self.generation, kind, key, blob)
 
 
+def _pack_vectors(derived: _Derived, embedding: Embedding | None, passages: Passages,
+                  rows: list | None) -> StoredVectors | None:
+    """A snapshot's vectors built from its rows, packed for the next start to read as one blob."""
+    if embedding is None or rows is None:
+        return None
+    found = stored_vectors(embedding, passages, rows)
+    derived.save(VECTORS, embedding.identity, pack_vectors(found))
+    return found
+
+
 class SqliteStore:
     """A :class:`~hoprag.store.Store` in one SQLite file."""
 
@@ -136,16 +159,17 @@ class SqliteStore:
                     raise StoreError(f"{path}: not a hoprag store (no schema version); pass another --store path")
                 self._db.executescript(_SCHEMA)
                 self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?), ('generation', '0')", (SCHEMA_VERSION,))
-            elif version in ("1", "2") and create:
+            elif version in _UPGRADES and create:
                 try:
-                    self._db.executescript(f"BEGIN IMMEDIATE;{_UPGRADE_1 if version == '1' else ''}{_UPGRADE_2}COMMIT;")
+                    self._db.executescript(f"BEGIN IMMEDIATE;{self._upgrade(version)}COMMIT;")
                 except sqlite3.Error:
                     if self._db.in_transaction:
                         self._db.execute("ROLLBACK")
                     raise
-                log.warning("%s: upgraded the store from schema %s to %s%s", path, version, SCHEMA_VERSION,
-                            ": every file is read again" if version == "1" else "")
-            elif version in ("1", "2"):
+                log.warning("%s: upgraded the store from schema %s to %s: %s", path, version, SCHEMA_VERSION,
+                            "every file is read again" if version == "1" else
+                            "every passage is embedded again" if version == "2" else "the change log starts now")
+            elif version in _UPGRADES:
                 raise StoreError(f"{path}: store schema {version} is older than this hoprag's {SCHEMA_VERSION}: run "
                                  f"`hoprag index SRC --store {path}` once to upgrade it in place")
             elif version != SCHEMA_VERSION:
@@ -185,13 +209,43 @@ class SqliteStore:
         with self._lock:
             return self._db.execute("SELECT count(*) FROM passages").fetchone()[0]
 
+    def embedding(self) -> Embedding | None:
+        with self._lock:
+            return Embedding.from_json(json.loads(self._meta("embedder") or "null"))
+
+    def embedded(self) -> dict[str, tuple[str, str | None]]:
+        with self._lock:
+            return {pid: (file, digest) for pid, file, digest in self._db.execute("SELECT id, file, embedded FROM passages")}
+
+    def vectors(self, digests: Iterable[str]) -> dict[str, bytes]:
+        wanted = list(dict.fromkeys(digests))
+        found: dict[str, bytes] = {}
+        with self._lock:
+            for i in range(0, len(wanted), 500):  # SQLite's bound on parameters per statement
+                part = wanted[i:i + 500]
+                found.update(self._db.execute(f"SELECT embedded, vector FROM passages WHERE vector IS NOT NULL AND "
+                                              f"embedded IN ({', '.join('?' * len(part))})", part))
+        return found
+
+    def texts(self, ids: Iterable[str]) -> dict[str, tuple[str, str, str]]:
+        """Passage id -> (title, section, text): what re-embedding an unchanged passage reads."""
+        wanted = list(ids)
+        found: dict[str, tuple[str, str, str]] = {}
+        with self._lock:
+            for i in range(0, len(wanted), 500):
+                part = wanted[i:i + 500]
+                found.update((pid, (title, section, text)) for pid, title, section, text in self._db.execute(
+                    f"SELECT id, title, section, text FROM passages WHERE id IN ({', '.join('?' * len(part))})", part))
+        return found
+
     def apply(self, changes: Changes) -> int:
         groups: dict[frozenset[str], str] = {}  # a folder's passages share a few group sets: each encoded once
         rows = [(p.doc.id, path, p.doc.document_id, p.doc.position, p.doc.section, p.doc.title, p.doc.text,
                  groups.get(p.doc.groups) or groups.setdefault(p.doc.groups, json.dumps(sorted(p.doc.groups))),
                  int(p.doc.trusted), p.doc.source, p.doc.updated.isoformat() if p.doc.updated else None,
                  json.dumps(p.doc.triples) if p.doc.triples is not None else None,
-                 json.dumps(p.facts) if p.facts else "[]", p.doc.path, p.doc.front_matter or None)
+                 json.dumps(p.facts) if p.facts else "[]", p.doc.path, p.doc.front_matter or None,
+                 p.vector, p.embedded)
                 for path, (_, passages) in changes.upsert.items() for p in passages]
         with self._lock:
             db = self._db
@@ -203,10 +257,24 @@ class SqliteStore:
                 db.executemany(f"INSERT INTO removed SELECT {generation}, id, groups FROM passages WHERE file = ?", gone)
                 db.executemany("DELETE FROM files WHERE path = ?", gone)  # cascades to passages
                 db.executemany("INSERT INTO files VALUES (?, ?)", [(f, d) for f, (d, _) in changes.upsert.items()])
-                db.executemany(f"INSERT INTO passages ({_COLUMNS}) VALUES ({', '.join('?' * 15)}, {generation})", rows)
+                db.executemany(f"INSERT INTO passages ({_COLUMNS}) VALUES ({', '.join('?' * 17)}, {generation})", rows)
+                same = Embedding.from_json(json.loads(self._meta("embedder") or "null")) == changes.embedding
+                revectored = [(pid,) for pid in changes.vectors]
+                if same:  # an unchanged passage given a vector is logged as changed: readers take its new row
+                    db.executemany(f"INSERT INTO removed SELECT {generation}, id, groups FROM passages WHERE id = ?",
+                                   revectored)
+                db.executemany(f"UPDATE passages SET vector = ?, embedded = ?, generation = {generation} WHERE id = ?",
+                               [(v, d, pid) for pid, (d, v) in changes.vectors.items()])
+                if changes.embedding is None:  # lexical from now on: no vector outlives its embedder
+                    db.execute("UPDATE passages SET vector = NULL, embedded = NULL WHERE embedded IS NOT NULL")
+                    db.execute("DELETE FROM meta WHERE key = 'embedder'")
+                else:
+                    db.execute("INSERT OR REPLACE INTO meta VALUES ('embedder', ?)",
+                               (json.dumps(changes.embedding.as_json()),))
                 meta = [("generation", str(generation)), ("source", changes.source),
                         ("config", json.dumps(changes.config.as_json())), ("config_digest", changes.config_digest)]
-                if self._meta("config_digest") != changes.config_digest:  # what every reader derives from changed
+                # what every reader derives from changed (the configuration, or the embedder of every vector)
+                if self._meta("config_digest") != changes.config_digest or not same:
                     meta.append(("config_generation", str(generation)))
                 db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta)
                 db.execute("COMMIT")
@@ -222,30 +290,61 @@ class SqliteStore:
             try:
                 generation = int(self._meta("generation") or 0)
                 config = Config.from_json(json.loads(self._meta("config") or "{}"))
+                embedding = Embedding.from_json(json.loads(self._meta("embedder") or "null"))
                 found = db.execute("SELECT generation, data FROM derived WHERE kind = ? AND key = ? AND generation <= ? "
                                    "ORDER BY generation DESC LIMIT 1", (PASSAGES, PASSAGES_FORMAT, generation)).fetchone()
+                base = found[0] if found else generation
                 packed = Passages.from_bytes(found[1]) if found else None
-                delta = self._delta(found[0]) if packed is not None and found[0] < generation else None
-                if packed is not None and (found[0] == generation or delta is not None):
-                    return Snapshot(found[0], *packed, config, _Derived(self, found[0]), delta=delta)
+                # the base's own vectors: a base saved without them (served lexically) is not started from
+                vectors = self._stored_vectors(base, embedding, len(packed[0])) if packed is not None else None
+                usable = packed is not None and (embedding is None or vectors is not None or base == generation)
+                delta = self._delta(base, embedding) if usable and base < generation else None
+                if usable and (base == generation or delta is not None):
+                    vector_rows = self._vector_rows() if embedding is not None and vectors is None else None
+                    derived = _Derived(self, base)
+                    assert packed is not None
+                    return Snapshot(base, *packed, config, derived, delta=delta,
+                                    vectors=vectors or _pack_vectors(derived, embedding, packed[0], vector_rows))
                 rows = db.execute(_READ + _ORDER).fetchall()
+                vectors = self._stored_vectors(generation, embedding, len(rows))
+                vector_rows = self._vector_rows() if embedding is not None and vectors is None else None
             finally:
                 db.execute("COMMIT")
         derived = _Derived(self, generation)
         passages, facts = _passages(rows)
         derived.save(PASSAGES, PASSAGES_FORMAT, passages.to_bytes(facts))  # the next start reads one blob
-        return Snapshot(generation, passages, facts, config, derived)
+        return Snapshot(generation, passages, facts, config, derived,
+                        vectors=vectors or _pack_vectors(derived, embedding, passages, vector_rows))
+
+    def _stored_vectors(self, generation: int, embedding: Embedding | None, size: int) -> StoredVectors | None:
+        """The packed vectors of ``generation`` (``size`` passages), inside the caller's read transaction."""
+        if embedding is None:
+            return None
+        blob = self._db.execute("SELECT data FROM derived WHERE generation = ? AND kind = ? AND key = ?",
+                                (generation, VECTORS, embedding.identity)).fetchone()
+        return unpack_vectors(blob[0], embedding, size) if blob else None
+
+    def _vector_rows(self) -> list[tuple[str, bytes]]:
+        return self._db.execute("SELECT id, vector FROM passages WHERE vector IS NOT NULL").fetchall()
+
+    def _upgrade(self, version: str) -> str:
+        """The script from schema ``version`` to this one (a schema 3 that has the change log but no vectors
+        was written by the change log's development branch: it gains the vector columns instead)."""
+        if version == "3" and self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'removed'").fetchone():
+            return _UPGRADE_3_LOGGED
+        return _UPGRADES[version]
 
     def delta(self, since: int, readers: frozenset[str] | None = None) -> Delta | None:
         with self._lock:
             self._db.execute("BEGIN")
             try:
-                return self._delta(since)
+                return self._delta(since, Embedding.from_json(json.loads(self._meta("embedder") or "null")))
             finally:
                 self._db.execute("COMMIT")
 
-    def _delta(self, since: int) -> Delta | None:
-        """:meth:`delta`, inside the caller's read transaction."""
+    def _delta(self, since: int, embedding: Embedding | None) -> Delta | None:
+        """:meth:`delta`, inside the caller's read transaction (``embedding``: the store's, whose vectors
+        the added passages carry)."""
         generation = int(self._meta("generation") or 0)
         if since < int(self._meta("log_floor") or 0) or since < int(self._meta("config_generation") or 0) or since > generation:
             return None
@@ -254,7 +353,13 @@ class SqliteStore:
         # (by the generation index: the order index would walk every passage)
         passages, facts = _passages(db.execute(_READ + " INDEXED BY passages_generation WHERE generation > ?" + _ORDER,
                                                (since,)).fetchall())
-        return Delta(since, generation, removed, tuple(passages), tuple(map(passages.file, range(len(passages)))), facts)
+        vectors: tuple[bytes | None, ...] = ()
+        if embedding is not None:  # the added passages' vectors, as a fresh snapshot would read them
+            found = dict(db.execute("SELECT id, vector FROM passages INDEXED BY passages_generation WHERE generation > ? "
+                                    "AND vector IS NOT NULL", (since,)))
+            vectors = tuple(found.get(pid) for pid in passages.ids)
+        return Delta(since, generation, removed, tuple(passages), tuple(map(passages.file, range(len(passages)))), facts,
+                     vectors)
 
     def derived(self, generation: int, readers: frozenset[str] | None = None) -> "_Derived":
         return _Derived(self, generation)
