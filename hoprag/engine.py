@@ -18,14 +18,13 @@ import numpy as np
 from .cache import Derived, Lru, load_or_build, pack, unpack
 from .claims import Claim, Claims
 from .corpus import Corpus, Doc, load_corpus
+from .delta import advance
 from .entities import FORMAT as ENTITY_FORMAT, EntityIndex
+from .facts import FactTable, Triple, extract_facts, facts_from
 from .graph import Graph, build_graph
 from .grep import grep
 from .integrity import Provenance, admit, supported
-from .passages import Passages
-from .delta import advance
-from .facts import FactTable, Triple, extract_facts, facts_from
-from .passages import FORMAT as PASSAGES_FORMAT
+from .passages import FORMAT as PASSAGES_FORMAT, Passages
 from .search import TERMS_FORMAT, Hit, Searcher, View
 from .settings import Settings, ranker_for
 from .store import PASSAGES
@@ -57,6 +56,7 @@ class Engine:
         self._once = threading.Lock()  # corpus-wide structures (entity index, evidence) are built once
         self._guard = guard
         self._guarded: Lru[frozenset[str], frozenset[str]] = Lru(64)
+        self._slots_allowed: Lru[frozenset[str], np.ndarray] = Lru(64)
         me = weakref.proxy(self)  # the searcher reads back into its engine without a cycle: a retired
         # generation is freed as soon as its last request is done, with no collection to wait for
         self.searcher = Searcher(self.passages, self.ranker, entities=lambda: me.entities, cache=cache,
@@ -88,8 +88,9 @@ class Engine:
         """This engine with every corpus-wide structure built or loaded (the entity index, the evidence
         check, the postings its ranker reads): what a change is applied to, and what a store persists."""
         self.derive()
-        self.searcher.counts if self.ranker == "overlap" else self.searcher.terms  # noqa: B018 - cached
-        self.searcher.terms  # noqa: B018 - every view's IDF
+        self.searcher.terms  # noqa: B018 - a cached property: BM25's, and every view's IDF
+        if self.ranker == "overlap":
+            self.searcher.counts  # noqa: B018 - a cached property
         return self
 
     def persist(self, cache: Derived) -> None:
@@ -163,8 +164,18 @@ class Engine:
         rows = self.passages.readable_rows(key)
         if self._guard is None:
             return rows
-        allowed, ids = self._allowed(key), self.passages.ids
-        return rows[np.fromiter((ids[r] in allowed for r in rows.tolist()), dtype=bool, count=len(rows))]
+        return rows[self._allowed_slots(key)[self.passages.slot_of_row[rows]]]
+
+    def _allowed_slots(self, key: frozenset[str]) -> np.ndarray:
+        """The store's answer for a group set as a flag per slot: the rows it allows, in one array step
+        (held per group set; a change carries it over rather than asking again, :mod:`.delta`)."""
+        def flags() -> np.ndarray:
+            out = np.zeros(len(self.passages.row_of_slot), dtype=bool)
+            rows = [r for r in map(self.passages.row, self._allowed(key)) if r is not None]
+            out[self.passages.slot_of_row[np.array(rows, dtype=np.int64)]] = True
+            return out
+
+        return self._slots_allowed.get(key, flags)
 
     def _allowed(self, key: frozenset[str]) -> frozenset[str]:
         """The ids the store's own check returns to a group set, held for this generation."""
