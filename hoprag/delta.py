@@ -92,7 +92,7 @@ def advance(engine: "Engine", delta: Delta) -> "Engine":
     me = weakref.proxy(new)  # as Engine does: no cycle through its searcher
     new.searcher = engine.searcher.advanced(passages, splice, added, slots, renumber, lambda: me.entities,
                                             lambda groups: me.rows(groups))
-    _carry_guard(engine, new, gone, added, renumber)
+    _carry_guard(engine, new, added, renumber)
     citing = _carry_evidence(engine, new, gone, splice, added)
     for key, view in engine.searcher._views.items():
         fresh = new.searcher.view(key)
@@ -127,28 +127,23 @@ def _renumber(passages: Passages, engine: "Engine") -> np.ndarray | None:
     return np.where(alive, np.cumsum(alive) - 1, -1)
 
 
-def _carry_guard(engine: "Engine", new: "Engine", gone: set[str], added: list[Doc], renumber: np.ndarray | None) -> None:
-    """The store's own permission answers, carried over: what each group set could read, less what
-    is gone, plus what the store says it may read of the added passages (asked of those only)."""
+def _carry_guard(engine: "Engine", new: "Engine", added: list[Doc], renumber: np.ndarray | None) -> None:
+    """The store's own permission answers, carried over: each group set's flags moved to the new slots
+    (a removed passage's slot is held by no row), and the store asked about the added passages only."""
     if engine._guard is None:
         return
-    passages, more = new.passages, {}
-    for key, allowed in engine._guarded.items():
-        candidates = [d.id for d in added if d.readable_by(key)]
-        more[key] = engine._guard(key, candidates) if candidates else frozenset()
-        new._guarded.put(key, (allowed - gone) | more[key])
-    for key, flags in engine._slots_allowed.items():
-        if key not in more:
-            continue
-        grown = np.zeros(len(passages.row_of_slot), dtype=bool)  # (a removed passage's slot is held by no row)
+    passages = new.passages
+    for key, flags in engine._guarded.items():
+        grown = np.zeros(len(passages.row_of_slot), dtype=bool)
         if renumber is None:
             grown[:len(flags)] = flags
         else:
             alive = renumber >= 0
             grown[renumber[alive]] = np.concatenate([flags, np.zeros(len(alive) - len(flags), dtype=bool)])[alive]
-        rows = np.array([passages.row(pid) for pid in more[key]], dtype=np.int64)
-        grown[passages.slot_of_row[rows]] = True
-        new._slots_allowed.put(key, grown)
+        candidates = [d.id for d in added if d.readable_by(key)]
+        more = engine._guard(key, candidates) if candidates else ()
+        grown[passages.slot_of_row[np.array([passages.row(pid) for pid in more], dtype=np.int64)]] = True
+        new._guarded.put(key, grown)
 
 
 def _carry_evidence(engine: "Engine", new: "Engine", gone: set[str], splice: Splice,

@@ -55,8 +55,7 @@ class Engine:
         self.cache = cache
         self._once = threading.Lock()  # corpus-wide structures (entity index, evidence) are built once
         self._guard = guard
-        self._guarded: Lru[frozenset[str], frozenset[str]] = Lru(64)
-        self._slots_allowed: Lru[frozenset[str], np.ndarray] = Lru(64)
+        self._guarded: Lru[frozenset[str], np.ndarray] = Lru(64)
         me = weakref.proxy(self)  # the searcher reads back into its engine without a cycle: a retired
         # generation is freed as soon as its last request is done, with no collection to wait for
         self.searcher = Searcher(self.passages, self.ranker, entities=lambda: me.entities, cache=cache,
@@ -147,15 +146,19 @@ class Engine:
 
     def permits(self, groups: frozenset[str]) -> Callable[[Doc], bool]:
         """The one permission check every caller-facing method applies: hoprag's own
-        (:meth:`Doc.readable_by`) and, over a store that enforces its own, the ids the store returns
+        (:meth:`Doc.readable_by`) and, over a store that enforces its own, the passages the store returns
         to these groups -- so a bug in one still cannot show a caller an unreadable document.
         The store's answer is held per group set for this generation (a store outage does not stop
         callers already served)."""
         key = frozenset(groups)
         if self._guard is None:
             return lambda d: d.readable_by(key)
-        allowed = self._allowed(key)
-        return lambda d: d.readable_by(key) and d.id in allowed
+        allowed, passages = self._allowed(key), self.passages
+
+        def check(d: Doc) -> bool:
+            row = passages.row(d.id)
+            return d.readable_by(key) and row is not None and bool(allowed[passages.slot_of_row[row]])
+        return check
 
     def rows(self, groups: frozenset[str]) -> np.ndarray:
         """The rows of :attr:`passages` (ascending) :meth:`permits` lets ``groups`` read -- the same two
@@ -164,23 +167,20 @@ class Engine:
         rows = self.passages.readable_rows(key)
         if self._guard is None:
             return rows
-        return rows[self._allowed_slots(key)[self.passages.slot_of_row[rows]]]
+        return rows[self._allowed(key)[self.passages.slot_of_row[rows]]]
 
-    def _allowed_slots(self, key: frozenset[str]) -> np.ndarray:
-        """The store's answer for a group set as a flag per slot: the rows it allows, in one array step
-        (held per group set; a change carries it over rather than asking again, :mod:`.delta`)."""
-        def flags() -> np.ndarray:
-            out = np.zeros(len(self.passages.row_of_slot), dtype=bool)
-            rows = [r for r in map(self.passages.row, self._allowed(key)) if r is not None]
-            out[self.passages.slot_of_row[np.array(rows, dtype=np.int64)]] = True
-            return out
+    def _allowed(self, key: frozenset[str]) -> np.ndarray:
+        """The passages the store's own check returns to a group set, as a flag per slot (asked once per
+        group set for this generation; a change carries the answer over, asking of the added passages
+        only: :mod:`.delta`)."""
+        def ask() -> np.ndarray:
+            assert self._guard is not None
+            flags = np.zeros(len(self.passages.row_of_slot), dtype=bool)
+            rows = [r for r in map(self.passages.row, self._guard(key, None)) if r is not None]
+            flags[self.passages.slot_of_row[np.array(rows, dtype=np.int64)]] = True
+            return flags
 
-        return self._slots_allowed.get(key, flags)
-
-    def _allowed(self, key: frozenset[str]) -> frozenset[str]:
-        """The ids the store's own check returns to a group set, held for this generation."""
-        assert self._guard is not None
-        return self._guarded.get(key, lambda: self._guard(key, None))
+        return self._guarded.get(key, ask)
 
     def derive(self) -> None:
         """Build now what every caller's structures are built from (the entity index and the evidence

@@ -52,8 +52,12 @@ class Reloader:
         the served one advanced by what changed, or (when that cannot be told) one built from a snapshot."""
         current = self._engine
         delta = self._store.delta(current.generation, self.readers)
-        engine = (advance(current.prepared(), delta) if delta is not None else
-                  Engine.over(self._store, self.ranker, self.readers))
+        if delta is None:
+            log.info("the change since generation %d cannot be told (the store's log is shorter, or the corpus "
+                     "configuration changed): reading a whole snapshot", current.generation)
+            engine = Engine.over(self._store, self.ranker, self.readers)
+        else:
+            engine = advance(current.prepared(), delta)
         self.warm(engine)
         return engine
 
