@@ -102,13 +102,14 @@ def _register() -> None:
     from .fusion import fusion
     from .ingest_bench import index_speed, ingest, phases, side_by_side
     from .load import load, soak
+    from .reload_bench import reload
     from .replicas import replicas
     from .server_bench import scale, server
 
     for name, command in (("chapter", chapter), ("server", server), ("scale", scale), ("load", load),
                           ("soak", soak), ("acl", acl), ("ingest", ingest), ("startup-phases", phases),
                           ("cold-start", side_by_side), ("index-speed", index_speed),
-                          ("replicas", replicas), ("docs", docs), ("fusion", fusion),
+                          ("replicas", replicas), ("reload", reload), ("docs", docs), ("fusion", fusion),
                           ("embed", embed_bench)):
         bench_app.command(name)(command)
 

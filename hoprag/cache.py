@@ -56,7 +56,6 @@ class Lru(Generic[K, V]):
         pending.set_result(value)
         return value
 
-
     def items(self) -> list[tuple[K, V]]:
         """What is cached now, least recently used first."""
         with self._lock:
@@ -72,8 +71,8 @@ class Lru(Generic[K, V]):
 
 
 class Derived(Protocol):
-    """Where derived index data (built search views, the entity index) persists between processes:
-    a store keeps it per generation, so the next process over the same generation loads, not builds."""
+    """Where derived index data (postings, the entity index) persists between processes: a store keeps
+    it per generation, so the next process over the same generation loads, not builds."""
 
     def load(self, kind: str, key: str) -> bytes | None: ...
 

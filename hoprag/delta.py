@@ -95,7 +95,7 @@ def advance(engine: "Engine", delta: Delta) -> "Engine":
     me = weakref.proxy(new)  # as Engine does: no cycle through its searcher
     new.searcher = engine.searcher.advanced(passages, splice, added, slots, renumber, lambda: me.entities,
                                             lambda groups: me.rows(groups), new.vectors)
-    _carry_guard(engine, new, gone, added)
+    _carry_guard(engine, new, added, renumber)
     citing = _carry_evidence(engine, new, gone, splice, added)
     for key, view in engine.searcher._views.items():
         fresh = new.searcher.view(key)
@@ -144,15 +144,23 @@ def _renumber(passages: Passages, engine: "Engine") -> np.ndarray | None:
     return np.where(alive, np.cumsum(alive) - 1, -1)
 
 
-def _carry_guard(engine: "Engine", new: "Engine", gone: set[str], added: list[Doc]) -> None:
-    """The store's own permission answers, carried over: what each group set could read, less what
-    is gone, plus what the store says it may read of the added passages (asked of those only)."""
+def _carry_guard(engine: "Engine", new: "Engine", added: list[Doc], renumber: np.ndarray | None) -> None:
+    """The store's own permission answers, carried over: each group set's flags moved to the new slots
+    (a removed passage's slot is held by no row), and the store asked about the added passages only."""
     if engine._guard is None:
         return
-    for key, allowed in engine._guarded.items():
+    passages = new.passages
+    for key, flags in engine._guarded.items():
+        grown = np.zeros(len(passages.row_of_slot), dtype=bool)
+        if renumber is None:
+            grown[:len(flags)] = flags
+        else:
+            alive = renumber >= 0
+            grown[renumber[alive]] = np.concatenate([flags, np.zeros(len(alive) - len(flags), dtype=bool)])[alive]
         candidates = [d.id for d in added if d.readable_by(key)]
-        more = engine._guard(key, candidates) if candidates else frozenset()
-        new._guarded.put(key, (allowed - gone) | more)
+        more = engine._guard(key, candidates) if candidates else ()
+        grown[passages.slot_of_row[np.array([passages.row(pid) for pid in more], dtype=np.int64)]] = True
+        new._guarded.put(key, grown)
 
 
 def _carry_evidence(engine: "Engine", new: "Engine", gone: set[str], splice: Splice,

@@ -19,15 +19,14 @@ import numpy as np
 from .cache import Derived, Lru, load_or_build, pack, unpack
 from .claims import Claim, Claims
 from .corpus import Corpus, Doc, load_corpus
+from .delta import advance
 from .embed import NONE, Vectors, attach, load as load_embedder
 from .entities import FORMAT as ENTITY_FORMAT, EntityIndex
+from .facts import FactTable, Triple, extract_facts, facts_from
 from .graph import Graph, build_graph
 from .grep import grep
 from .integrity import Provenance, admit, supported
-from .passages import Passages
-from .delta import advance
-from .facts import FactTable, Triple, extract_facts, facts_from
-from .passages import FORMAT as PASSAGES_FORMAT
+from .passages import FORMAT as PASSAGES_FORMAT, Passages
 from .search import TERMS_FORMAT, Hit, Searcher, View
 from .settings import Settings, ranker_for
 from .store import PASSAGES, VECTORS, pack_vectors
@@ -60,7 +59,7 @@ class Engine:
         self.cache = cache
         self._once = threading.Lock()  # corpus-wide structures (entity index, evidence) are built once
         self._guard = guard
-        self._guarded: Lru[frozenset[str], frozenset[str]] = Lru(64)
+        self._guarded: Lru[frozenset[str], np.ndarray] = Lru(64)
         self.vectors = vectors
         me = weakref.proxy(self)  # the searcher reads back into its engine without a cycle: a retired
         # generation is freed as soon as its last request is done, with no collection to wait for
@@ -97,8 +96,9 @@ class Engine:
         """This engine with every corpus-wide structure built or loaded (the entity index, the evidence
         check, the postings its ranker reads): what a change is applied to, and what a store persists."""
         self.derive()
-        self.searcher.counts if self.ranker == "overlap" else self.searcher.terms  # noqa: B018 - cached
-        self.searcher.terms  # noqa: B018 - every view's IDF
+        self.searcher.terms  # noqa: B018 - a cached property: BM25's, and every view's IDF
+        if self.ranker == "overlap":
+            self.searcher.counts  # noqa: B018 - a cached property
         return self
 
     def persist(self, cache: Derived) -> None:
@@ -166,15 +166,19 @@ class Engine:
 
     def permits(self, groups: frozenset[str]) -> Callable[[Doc], bool]:
         """The one permission check every caller-facing method applies: hoprag's own
-        (:meth:`Doc.readable_by`) and, over a store that enforces its own, the ids the store returns
+        (:meth:`Doc.readable_by`) and, over a store that enforces its own, the passages the store returns
         to these groups -- so a bug in one still cannot show a caller an unreadable document.
         The store's answer is held per group set for this generation (a store outage does not stop
         callers already served)."""
         key = frozenset(groups)
         if self._guard is None:
             return lambda d: d.readable_by(key)
-        allowed = self._allowed(key)
-        return lambda d: d.readable_by(key) and d.id in allowed
+        allowed, passages = self._allowed(key), self.passages
+
+        def check(d: Doc) -> bool:
+            row = passages.row(d.id)
+            return d.readable_by(key) and row is not None and bool(allowed[passages.slot_of_row[row]])
+        return check
 
     def rows(self, groups: frozenset[str]) -> np.ndarray:
         """The rows of :attr:`passages` (ascending) :meth:`permits` lets ``groups`` read -- the same two
@@ -183,13 +187,20 @@ class Engine:
         rows = self.passages.readable_rows(key)
         if self._guard is None:
             return rows
-        allowed, ids = self._allowed(key), self.passages.ids
-        return rows[np.fromiter((ids[r] in allowed for r in rows.tolist()), dtype=bool, count=len(rows))]
+        return rows[self._allowed(key)[self.passages.slot_of_row[rows]]]
 
-    def _allowed(self, key: frozenset[str]) -> frozenset[str]:
-        """The ids the store's own check returns to a group set, held for this generation."""
-        assert self._guard is not None
-        return self._guarded.get(key, lambda: self._guard(key, None))
+    def _allowed(self, key: frozenset[str]) -> np.ndarray:
+        """The passages the store's own check returns to a group set, as a flag per slot (asked once per
+        group set for this generation; a change carries the answer over, asking of the added passages
+        only: :mod:`.delta`)."""
+        def ask() -> np.ndarray:
+            assert self._guard is not None
+            flags = np.zeros(len(self.passages.row_of_slot), dtype=bool)
+            rows = [r for r in map(self.passages.row, self._guard(key, None)) if r is not None]
+            flags[self.passages.slot_of_row[np.array(rows, dtype=np.int64)]] = True
+            return flags
+
+        return self._guarded.get(key, ask)
 
     def derive(self) -> None:
         """Build now what every caller's structures are built from (the entity index and the evidence

@@ -26,7 +26,7 @@ from .corpus import Doc
 from .facts import extract_facts
 from .lexicon import Lexicon
 from .passages import Passages
-from .postings import Postings
+from .postings import FORMAT as POSTINGS_FORMAT, Builder, Postings
 from .splice import Splice
 from .text import is_name, sentences
 from .tokens import STOP, fold, tokenize
@@ -36,8 +36,9 @@ MAX_NGRAM = 8
 #: A sentence's full stop caught at the end of a name ("... depends on Cirrus."): not part of it; an
 #: abbreviation's is ("U.S.", "St.").
 _END_DOT = re.compile(r"(?<=[a-z0-9]{2})\.+$")
-#: The layout :meth:`EntityIndex.to_bytes` writes (the key it persists under): an older layout is a cache miss.
-FORMAT = "6"
+#: The layout :meth:`EntityIndex.to_bytes` writes, its word postings' included (the key it persists under):
+#: an older layout is a cache miss.
+FORMAT = f"7.{POSTINGS_FORMAT}"
 
 Unit = tuple[str, str]  # (entity surface, context the entity was stated in)
 
@@ -139,7 +140,11 @@ def _stream(doc: Doc) -> list[str]:
 
 def _prefixes(keys: Iterable[str], into: set[str]) -> set[str]:
     """``into`` with every proper word prefix of ``keys`` (what :func:`_named` grows a gram through)."""
-    into.update(" ".join(words[:n]) for key in keys for words in [key.split()] for n in range(1, len(words)))
+    for key in keys:
+        at = key.find(" ")
+        while at > 0:
+            into.add(key[:at])
+            at = key.find(" ", at + 1)
     return into
 
 
@@ -229,10 +234,11 @@ class EntityIndex:
         stated = [_names(r.units, r.keys, self.vocab) for r in read]
         self.stated = _Ragged.of([[j for j, _ in own] for own in stated])
         self.stated_names = [name for own in stated for _, name in own]
-        prefixes = self._prefixes
-        streams = [_stream(d) for d in self.docs]
+        prefixes, words, slots = self._prefixes, Builder(), self.docs.slot_of_row.tolist()
         title_of, rows, cols, vals = [], [], [], []
-        for i, (stream, r) in enumerate(zip(streams, read)):
+        for i, (d, r) in enumerate(zip(self.docs, read)):
+            stream = _stream(d)
+            words.add(slots[i], stream)
             title, found = _mention_row(stream, r, self.vocab, prefixes)
             title_of.append(title)
             rows += [i] * len(found)
@@ -243,8 +249,7 @@ class EntityIndex:
         self.mentions = sparse.csr_matrix((vals, (rows, cols)), shape=(len(self.docs), max(1, len(self.vocab))))
         #: The tokens of every passage's title and text, by slot: where a name new to the vocabulary is
         #: looked for when a change brings one (:meth:`advanced`).
-        of_slot = self.docs.row_of_slot.tolist()
-        self.words = Postings.build(streams[r] if r >= 0 else [] for r in of_slot)
+        self.words = words.postings(len(self.docs.row_of_slot))
 
     @cached_property
     def _prefixes(self) -> set[str]:
@@ -264,7 +269,8 @@ class EntityIndex:
         return pack(dict(vocab=list(self.vocab), shape=list(m.shape), title_of=self.title_of,
                          defines=self.defines.flat, defines_ptr=self.defines.ptr,
                          stated=self.stated.flat, stated_ptr=self.stated.ptr, stated_names=self.stated_names,
-                         data=m.data, indices=m.indices, indptr=m.indptr, words=np.frombuffer(self.words.to_bytes(), np.uint8)))
+                         data=m.data, indices=m.indices, indptr=m.indptr,
+                         words=np.frombuffer(self.words.to_bytes(), np.uint8)))
 
     @classmethod
     def from_bytes(cls, docs: Sequence[Doc], lexicon: Lexicon, blob: bytes) -> "EntityIndex | None":
@@ -291,9 +297,9 @@ class EntityIndex:
     def advanced(self, docs: Passages, splice: Splice, added: Sequence[Doc], slots: np.ndarray,
                  renumber: np.ndarray | None) -> tuple["EntityIndex", np.ndarray, np.ndarray]:
         """The index of the next generation (``docs``, made by ``splice`` with ``added``; ``slots``:
-        each slot's row before ``renumber`` compacts them, if it does), by what changed: the added passages are read, their new names join the vocabulary, and the passages
-        already there that name one of those gain the mention (found through :attr:`words`, then
-        checked in their text). A removed passage's names stay in the vocabulary but, defined by no
+        each slot's row before ``renumber`` compacts them, if it does), by what changed: the added
+        passages are read, their new names join the vocabulary, and the passages already there that
+        name one of those gain the mention (found through :attr:`words`, then checked in their text). A removed passage's names stay in the vocabulary but, defined by no
         passage, count in no view -- as if they were gone. Also returns the rows and entities of the
         mentions kept passages gained (parallel arrays), for the views to count."""
         new = EntityIndex.__new__(EntityIndex)
@@ -379,7 +385,8 @@ class EntityView:
     @cached_property
     def mentions(self) -> sparse.csr_matrix:
         """The caller's passage-entity mentions, of the entities their own passages define (the walk's graph)."""
-        mentions = self.index.mentions[self.rows] if len(self.rows) else sparse.csr_matrix((0, self.index.mentions.shape[1]))
+        index = self.index
+        mentions = index.mentions[self.rows] if len(self.rows) else sparse.csr_matrix((0, index.mentions.shape[1]))
         mentions = (mentions @ sparse.diags((self.defined > 0).astype(np.float64))).tocsr()
         mentions.eliminate_zeros()
         return mentions

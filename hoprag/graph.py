@@ -27,7 +27,7 @@ class Graph:
     updated: dict[str, dt.date | None] = field(default_factory=dict)
     _edges: list[Edge] = field(default_factory=list)
     _out: dict[str, list[Edge]] = field(default_factory=dict)
-    _nodes: set[str] = field(default_factory=set)
+    _nodes: Counter = field(default_factory=Counter)  # entity -> how many edge ends it is (a change moves it)
 
     def add(self, edge: Edge) -> None:
         self._edges.append(edge)
@@ -64,7 +64,9 @@ class Graph:
         the result: every edge list stays in document order (``row``: a document's place in it). The
         lists of entities no edge of the change leaves are shared with this graph, not copied."""
         new = Graph()
-        new.updated = {d: u for d, u in self.updated.items() if d not in removed} if removed else dict(self.updated)
+        new.updated = dict(self.updated)
+        for doc_id in removed:
+            new.updated.pop(doc_id, None)
         incoming: list[Edge] = []
         for doc_id, updated, facts in added:
             new.updated[doc_id] = updated
@@ -79,7 +81,12 @@ class Graph:
                 new._out[entity] = merged
             else:
                 new._out.pop(entity, None)
-        new._nodes = {x for e in new._edges for x in e[:3:2]} if gone else self._nodes | {x for e in incoming for x in e[:3:2]}
+        new._nodes = self._nodes.copy()
+        new._nodes.update(x for e in incoming for x in e[:3:2])
+        new._nodes.subtract(x for e in gone for x in e[:3:2])
+        for x in {x for e in gone for x in e[:3:2]}:
+            if new._nodes[x] <= 0:
+                del new._nodes[x]
         return new
 
 

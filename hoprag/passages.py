@@ -90,7 +90,7 @@ class Passages(Sequence[Doc]):
         self.slot_of_row = slots if slots is not None else np.arange(n, dtype=np.int64)
         self.row_of_slot = np.full(max(capacity or 0, int(self.slot_of_row.max(initial=-1)) + 1), -1, dtype=np.int64)
         self.row_of_slot[self.slot_of_row] = np.arange(n, dtype=np.int64)
-        self._rows: dict[str, int] | None = None
+        self._slot_of: dict[str, int] | None = None
         self._parts: dict[str, list[int]] | None = None
 
     @classmethod
@@ -138,9 +138,15 @@ class Passages(Sequence[Doc]):
 
     def row(self, doc_id: str) -> int | None:
         """The row of passage ``doc_id``, ``None`` for any other id."""
-        if self._rows is None:
-            self._rows = dict(zip(self.ids, range(len(self.ids))))
-        return self._rows.get(doc_id)
+        slot = self._slots.get(doc_id)
+        return None if slot is None else int(self.row_of_slot[slot])
+
+    @property
+    def _slots(self) -> dict[str, int]:
+        """Each passage's slot by id: what a change carries over (slots stay while rows move)."""
+        if self._slot_of is None:
+            self._slot_of = dict(zip(self.ids, self.slot_of_row.tolist()))
+        return self._slot_of
 
     def get(self, doc_id: str) -> Doc | None:
         row = self.row(doc_id)
@@ -195,11 +201,17 @@ class Passages(Sequence[Doc]):
         base = self._base if self._base is not None else np.full(len(self.ids), -1, dtype=np.int64)
         capacity = len(self.row_of_slot)
         slots = splice.array(self.slot_of_row, np.arange(capacity, capacity + len(added), dtype=np.int64))
-        return Passages(splice.list(self.ids, [d.id for d in added]), list(codes),
-                        splice.array(self.group_of, added_codes), splice.list(self.updated, [d.updated for d in added]),
-                        splice.list(self._made, list(added)), self._columns,
-                        splice.array(base, np.full(len(added), -1, dtype=np.int64)),
-                        splice.list(self._files, list(files)), slots, capacity + len(added))
+        new = Passages(splice.list(self.ids, [d.id for d in added]), list(codes),
+                       splice.array(self.group_of, added_codes), splice.list(self.updated, [d.updated for d in added]),
+                       splice.list(self._made, list(added)), self._columns,
+                       splice.array(base, np.full(len(added), -1, dtype=np.int64)),
+                       splice.list(self._files, list(files)), slots, capacity + len(added))
+        by_id = dict(self._slots)  # a copy, then only the change: no pass over every id
+        for row in np.flatnonzero(splice.new_of_old < 0).tolist():
+            del by_id[self.ids[row]]
+        by_id.update(zip((d.id for d in added), range(capacity, capacity + len(added))))
+        new._slot_of = by_id
+        return new
 
     def renumbered(self, renumber: np.ndarray) -> "Passages":
         """These passages with their slots renumbered (``renumber[old slot]``), as compaction does."""
@@ -208,6 +220,7 @@ class Passages(Sequence[Doc]):
         copy.slot_of_row = renumber[self.slot_of_row]
         copy.row_of_slot = np.full(int(copy.slot_of_row.max(initial=-1)) + 1, -1, dtype=np.int64)
         copy.row_of_slot[copy.slot_of_row] = np.arange(len(self.ids), dtype=np.int64)
+        copy._slot_of = None  # every slot moved: read again when asked
         return copy
 
     def to_bytes(self, facts: Mapping[str, tuple[Triple, ...]]) -> bytes:

@@ -22,7 +22,7 @@ from scipy import sparse
 from .cache import pack, unpack
 
 #: The layout :meth:`Postings.to_bytes` writes: another one is a cache miss.
-FORMAT = "1"
+FORMAT = "2"
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,32 @@ class _Segment:
         return np.repeat(np.arange(self.width, dtype=np.int32), np.diff(self.indptr))
 
 
+class Builder:
+    """Postings built one passage at a time, in any slot order: token ids go straight into flat int32
+    arrays, since holding every passage's token list (or per-token Python ints) would cost about 5x
+    the corpus text in RAM at 100k passages."""
+
+    def __init__(self) -> None:
+        self.vocab: dict[str, int] = {}
+        self._ids, self._slots, self._lengths = array("i"), array("q"), {}
+
+    def add(self, slot: int, tokens: Sequence[str]) -> None:
+        vocab = self.vocab
+        self._ids.extend([vocab.setdefault(t, len(vocab)) for t in tokens])
+        self._slots.extend([slot] * len(tokens))
+        self._lengths[slot] = len(tokens)
+
+    def postings(self, capacity: int = 0) -> "Postings":
+        """The postings of what was added, over at least ``capacity`` slots."""
+        n = max(capacity, max(self._lengths, default=-1) + 1)
+        lengths = np.zeros(n, dtype=np.int32)
+        lengths[list(self._lengths)] = list(self._lengths.values())
+        ids = np.frombuffer(self._ids, dtype=np.int32) if self._ids else np.zeros(0, dtype=np.int32)
+        slots = np.frombuffer(self._slots, dtype=np.int64) if self._slots else np.zeros(0, dtype=np.int64)
+        base = _Segment.counted(ids, slots, len(self.vocab), n)
+        return Postings(self.vocab, base, _Segment.empty(), lengths)
+
+
 class Postings:
     """Token -> (slots, counts), over every passage slot; ``lengths[slot]``: how many tokens it has."""
 
@@ -78,20 +104,11 @@ class Postings:
 
     @classmethod
     def build(cls, token_lists: Iterable[Sequence[str]]) -> "Postings":
-        """Postings of passages given in slot order (slot ``i``: the ``i``-th token list).
-
-        Token ids go straight into flat int32 arrays: holding every passage's token list (or per-token
-        Python ints) would cost about 5x the corpus text in RAM at 100k passages."""
-        vocab: dict[str, int] = {}
-        ids, lengths = array("i"), array("q")
-        for tokens in token_lists:
-            ids.extend([vocab.setdefault(t, len(vocab)) for t in tokens])
-            lengths.append(len(tokens))
-        n = len(lengths)
-        lens = np.frombuffer(lengths, dtype=np.int64) if n else np.zeros(0, dtype=np.int64)
-        flat = np.frombuffer(ids, dtype=np.int32) if ids else np.zeros(0, dtype=np.int32)
-        base = _Segment.counted(flat, np.repeat(np.arange(n, dtype=np.int32), lens), len(vocab), n)
-        return cls(vocab, base, _Segment.empty(), lens.astype(np.int32))
+        """Postings of passages given in slot order (slot ``i``: the ``i``-th token list)."""
+        builder = Builder()
+        for slot, tokens in enumerate(token_lists):
+            builder.add(slot, tokens)
+        return builder.postings()
 
     @property
     def slots(self) -> int:
@@ -168,8 +185,9 @@ class Postings:
     def from_bytes(cls, blob: bytes) -> "Postings | None":
         """What :meth:`to_bytes` wrote (``None``: another layout)."""
         f = unpack(blob)
-        if f is None:
+        try:
+            base, tail = (_Segment(f[f"{n}_indptr"], f[f"{n}_slots"], f[f"{n}_counts"]) for n in ("base", "tail"))
+            return cls(dict(zip(f["vocab"], range(len(f["vocab"])))), base, tail, f["lengths"], int(f["covered"]))
+        except (KeyError, TypeError):  # another layout (or none): rebuilt, never misread
             return None
-        base, tail = (_Segment(f[f"{n}_indptr"], f[f"{n}_slots"], f[f"{n}_counts"]) for n in ("base", "tail"))
-        return cls(dict(zip(f["vocab"], range(len(f["vocab"])))), base, tail, f["lengths"], int(f["covered"]))
 

@@ -53,7 +53,12 @@ class Reloader:
         log, the configuration or the embedder changed) one built from a snapshot."""
         current = self._engine
         delta = self._store.delta(current.generation, self.readers)
-        engine = advance(current.prepared(), delta) if delta is not None else self._load()
+        if delta is None:
+            log.info("the change since generation %d cannot be told (the store's log is shorter, or the corpus "
+                     "configuration or the embedder changed): reading a whole snapshot", current.generation)
+            engine = self._load()
+        else:
+            engine = advance(current.prepared(), delta)
         self.warm(engine)
         return engine
 

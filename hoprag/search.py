@@ -55,8 +55,9 @@ TITLE_POOL = 50
 TERMS_FORMAT = f"6.{POSTINGS_FORMAT}"
 #: Okapi BM25's parameters, bm25s's defaults (its Lucene variant), which scores were first defined by.
 K1, B = 1.5, 0.75
-#: Postings a view keeps weighed per token (its most recently used tokens), about 12 bytes each.
-WEIGHTS_KEPT = 1 << 21
+#: Postings a view keeps weighed (its most recently used tokens'), 8 bytes each: room for a large view's
+#: every token, as a precomputed BM25 index would hold them (64 MB at most).
+WEIGHTS_KEPT = 1 << 23
 #: Hybrid fusion: the weight of the dense ranking against the lexical one, each min-max scaled over
 #: the view (dense: from the ``DENSE_POOL``-th best cosine up), tuned on MuSiQue questions 0-49
 #: (benchmarks/RESULTS.md, section 11).

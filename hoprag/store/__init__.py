@@ -188,8 +188,9 @@ class Store(Protocol):
         """The stored vectors with these digests (a passage re-chunked with unchanged text keeps its vector)."""
 
     def apply(self, changes: Changes) -> int:
-        """Apply ``changes`` in one atomic commit; returns the new generation. Deleting a file removes
-        every passage and fact derived from it, and all derived data (views, entities) of older generations."""
+        """Apply ``changes`` in one atomic commit; returns the new generation. Deleting (or re-indexing) a
+        file removes every passage and fact derived from it, and logs the passages removed, so
+        :meth:`delta` can tell readers what changed."""
 
     def snapshot(self, readers: frozenset[str] | None = None) -> Snapshot:
         """A consistent read of the newest generation. ``readers``: the groups of everyone the reading
