@@ -8,65 +8,65 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Iterable, Mapping, Sequence
+
+import networkx as nx
 
 from .read import Triple
 from .verdict import Resolution, Verdict, resolve
-from .walk import reach
-
-Edge = tuple[str, str, str, str]  # (subject, relation, object, doc_id)
+from .walk import Edge, reach, relation_graph
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class Graph:
-    """A provenance-bearing multigraph for one caller: edges kept in document order, and per entity
-    the edges leaving it (plain lists: a walk needs nothing more, and they build in one pass)."""
+    """A provenance-bearing multigraph for one caller: a networkx ``MultiDiGraph`` whose edges keep their
+    document order (:func:`~hoprag.walk.relation_graph`), and the date of each document stating one."""
 
-    updated: dict[str, dt.date | None] = field(default_factory=dict)
-    _edges: list[Edge] = field(default_factory=list)
-    _out: dict[str, list[Edge]] = field(default_factory=dict)
-    _nodes: set[str] = field(default_factory=set)
-
-    def add(self, edge: Edge) -> None:
-        self._edges.append(edge)
-        self._out.setdefault(edge[0], []).append(edge)
-        self._nodes.update(edge[:3:2])
+    g: nx.MultiDiGraph
+    updated: Mapping[str, dt.date | None]
 
     def edges(self) -> tuple[Edge, ...]:
         """Every edge in insertion (document) order."""
-        return tuple(self._edges)
+        ordered: list[Edge] = [("", "", "", "")] * self.g.number_of_edges()
+        for s, o, key, data in self.g.edges(keys=True, data=True):
+            ordered[key] = (s, data["relation"], o, data["doc"])
+        return tuple(ordered)
 
-    def out(self, entity: str) -> list[Edge]:
-        """Edges leaving ``entity`` in document order."""
-        return list(self._out.get(entity, ()))
+    @cached_property
+    def relations(self) -> Counter:
+        """How many edges of each relation, first stated first (every ``graph_walk`` and overview reads it)."""
+        return Counter(r for _, r, _, _ in self.edges())
 
     def has(self, entity: str) -> bool:
         """Is ``entity`` a subject or object of some edge (spelled exactly so)?"""
-        return entity in self._nodes
+        return entity in self.g
 
     def nodes(self) -> frozenset[str]:
         """Every entity the edges connect."""
-        return frozenset(self._nodes)
+        return frozenset(self.g)
 
     def node_count(self) -> int:
         """How many entities the edges connect."""
-        return len(self._nodes)
+        return self.g.number_of_nodes()
 
     def edge_count(self) -> int:
-        return len(self._edges)
+        return self.g.number_of_edges()
 
 
 def build_graph(stated: Iterable[tuple[str, dt.date | None, Sequence[Triple]]]) -> Graph:
     """Build a caller's graph from ``(doc id, updated, evidence)`` of each document with citable facts
     that they may read, in corpus order (the engine applies its permission check and the integrity
     gate to choose them)."""
-    graph = Graph()
-    for doc_id, updated, facts in stated:
-        graph.updated[doc_id] = updated
-        for s, r, o in facts:
-            graph.add((s, r, o, doc_id))
-    return graph
+    updated: dict[str, dt.date | None] = {}
+
+    def edges() -> Iterable[Edge]:
+        for doc_id, date, facts in stated:
+            updated[doc_id] = date
+            yield from ((s, r, o, doc_id) for s, r, o in facts)
+
+    return Graph(relation_graph(edges()), updated)
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ def local_search(graph: Graph, start: str, goal: str, max_hops: int = 4) -> Walk
     Paths are at most ``max_hops`` edges long. When that entity has several ``goal`` edges
     that disagree, the gate's freshness policy picks one, or the walk returns no answer.
     """
-    found = reach(start, goal, graph.out, max_hops)
+    found = reach(graph.g, start, goal, max_hops)
     if found.entity is None:
         return Walk(None, ())
     verdicts = [Verdict(e[3], True, True, (e[0], e[1], e[2]), "cite") for e in found.goals]
@@ -100,4 +100,4 @@ def local_search(graph: Graph, start: str, goal: str, max_hops: int = 4) -> Walk
 
 def relation_counts(graph: Graph) -> Counter:
     """How many edges of each relation the caller's graph holds (the corpus-scale inventory no walk gives)."""
-    return Counter(r for (_, r, _, _) in graph.edges())
+    return Counter(graph.relations)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from .engine import Engine
 from .settings import DEFAULT_BUDGET
-from .walk import Budget, Frontier, edges_of_table, is_entity, reach
+from .walk import Budget, Frontier, edges_of_table, is_entity, reach, relation_graph
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ def one_shot(engine: Engine, query: str, groups: frozenset[str], start: str, goa
     admitted, _ = engine.admit(hits)
     table = engine.table(admitted)
     trace = [f"search(k={k}) -> {[d.id for d in hits]}"]
-    found = reach(start, goal, edges_of_table(table), max_hops=6)
+    found = reach(relation_graph(edges_of_table(table)), start, goal, max_hops=6)
     if found.entity is not None:
         _, _, obj, did = found.goals[0]
         trace.append(f"answer: {found.entity} {goal} {obj} [{did}]")

@@ -20,7 +20,7 @@ from hoprag.entities import norm
 from hoprag.lexicon import Lexicon, Relation
 from hoprag.tokens import content
 from hoprag.verdict import Resolution, assess_all, resolve
-from hoprag.walk import BridgeWalker, Budget, Hop, edges_of, fuse, is_entity, reach, specific
+from hoprag.walk import BridgeWalker, Budget, Hop, edges_of, fuse, is_entity, reach, relation_graph, specific
 
 Ledger = dict[str, Any]
 SEARCH_K = 2
@@ -255,7 +255,7 @@ def grade(ledger: Ledger) -> dict[str, Any]:
         return {"status": "abstain", "reason": (ledger.get("plan") or {}).get("reason", ABSTAIN_UNREADABLE)}
     facts = {doc_id: [tuple(t) for t in e.get("facts") or []] for doc_id, e in ledger["evidence"].items()}
     docs = _docs(ledger)
-    found = reach(start, goal, edges_of(facts.items()))
+    found = reach(relation_graph(edges_of(facts.items())), start, goal)
     if found.entity is not None:
         entity, holding = found.entity, {e[3] for e in found.goals}
         holders = [d for d in docs if d.id in holding]
