@@ -10,10 +10,11 @@ counted or hinted at: for that caller, the readable fact simply stands.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
 
-from .graph import Graph
 from .read import Triple
 from .verdict import Verdict, resolve
 
@@ -40,17 +41,22 @@ class Claim:
 class Claims:
     """The contested facts of one caller's graph (built once per group set, like the graph)."""
 
-    def __init__(self, graph: Graph):
-        stated: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)
-        for s, r, o, doc_id in graph.edges():
-            stated[(s, r)].add((o, doc_id))
+    def __init__(self, stated: Iterable[tuple[str, dt.date | None, Sequence[Triple]]]):
+        """``stated``: ``(doc id, updated, evidence)`` of each document of the caller's graph
+        (``Engine._stated``)."""
+        pairs_of: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)
+        updated: dict[str, dt.date | None] = {}
+        for doc_id, date, facts in stated:
+            updated[doc_id] = date
+            for s, r, o in facts:
+                pairs_of[(s, r)].add((o, doc_id))
         self._contested: dict[tuple[str, str, str, str], Claim] = {}
-        for (s, r), pairs in stated.items():
+        for (s, r), pairs in pairs_of.items():
             if len({o for o, _ in pairs}) > 1:
-                self._settle(s, r, sorted(pairs), graph)
+                self._settle(s, r, sorted(pairs), updated)
 
-    def _settle(self, s: str, r: str, pairs: list[tuple[str, str]], graph: Graph) -> None:
-        res = resolve([Verdict(d, True, True, (s, r, o), "cite") for o, d in pairs], graph.updated)
+    def _settle(self, s: str, r: str, pairs: list[tuple[str, str]], updated: Mapping[str, dt.date | None]) -> None:
+        res = resolve([Verdict(d, True, True, (s, r, o), "cite") for o, d in pairs], updated)
         newest = tuple(sorted(set(res.cited)))
         for o, d in pairs:
             if res.status == "newest" and o == res.answer:

@@ -6,11 +6,12 @@ permission boundary is in one place; the MCP server is a thin typed surface over
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 from functools import cached_property
 from itertools import compress
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -135,11 +136,13 @@ class Engine:
         self.entities, self._citing  # noqa: B018 - cached properties
 
     def warm(self, groups: frozenset[str]) -> None:
-        """Build now what a caller's requests read (their index, term weights, prose graph, relation graph
-        and its contested claims), so no request pays for it; each is then kept per group set."""
+        """Build now what a caller's requests read (their index, term weights, prose graph, contested claims
+        and relation graph), so no request pays for it; each is then kept per group set. The relation graph
+        comes last: only the graph tools read it, every search reads the claims."""
         view = self.view(groups)
         view.idf, view.entities.named  # noqa: B018 - cached properties
-        self.contested(groups)  # builds the caller's graph first
+        self.contested(groups)
+        self.graph(groups)
 
     def view(self, groups: frozenset[str]) -> View:
         """The caller's view: their documents, ranker, IDF and entity graph."""
@@ -218,16 +221,17 @@ class Engine:
         return Doc(first.document, text, first.groups, first.trusted, first.title, first.source, first.updated,
                    path=first.path, front_matter=first.front_matter)
 
+    def _stated(self, groups: frozenset[str]) -> Iterator[tuple[str, dt.date | None, tuple[Triple, ...]]]:
+        """``(doc id, updated, evidence)`` of each passage with citable facts the caller may read, in corpus
+        order: what their relation graph and their contested claims are built from."""
+        ids, updated, evidence = self.passages.ids, self.passages.updated, self._evidence
+        mine = np.intersect1d(self._citing, self.rows(frozenset(groups)), assume_unique=True).tolist()
+        return ((ids[r], updated[r], evidence[ids[r]]) for r in mine)
+
     def graph(self, groups: frozenset[str]) -> Graph:
         """The caller's trusted, authorized entity graph (built once per group set)."""
         key = frozenset(groups)
-
-        def build() -> Graph:
-            ids, updated, evidence = self.passages.ids, self.passages.updated, self._evidence
-            mine = np.intersect1d(self._citing, self.rows(key), assume_unique=True).tolist()
-            return build_graph((ids[r], updated[r], evidence[ids[r]]) for r in mine)
-
-        return self._graphs.get(key, build)
+        return self._graphs.get(key, lambda: build_graph(self._stated(key)))
 
     @cached_property
     def _citing(self) -> np.ndarray:
@@ -270,9 +274,10 @@ class Engine:
         return found
 
     def contested(self, groups: frozenset[str]) -> Claims:
-        """What is contested in the caller's graph (built once per group set, from that graph alone)."""
+        """What is contested among the facts of the caller's graph (built once per group set, from those facts
+        alone; not from the networkx graph, which a search that reports claims need not wait for)."""
         key = frozenset(groups)
-        return self._claims.get(key, lambda: Claims(self.graph(key)))
+        return self._claims.get(key, lambda: Claims(self._stated(key)))
 
     def claims(self, doc: Doc, groups: frozenset[str]) -> tuple[Claim, ...]:
         """The standing of each of ``doc``'s evidence facts in the caller's view (parallel to :meth:`evidence`).

@@ -10,13 +10,14 @@ import datetime as dt
 from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Iterable, Mapping, Sequence
-
-import networkx as nx
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from .read import Triple
 from .verdict import Resolution, Verdict, resolve
 from .walk import Edge, reach, relation_graph
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 @dataclass(frozen=True, eq=False)

@@ -16,13 +16,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Callable, Generic, Hashable, Iterable, Iterator, Mapping, Protocol, Sequence, TypeVar
-
-import networkx as nx
+from typing import TYPE_CHECKING, Callable, Generic, Hashable, Iterable, Iterator, Mapping, Protocol, Sequence, TypeVar
 
 from .entities import is_name, norm
 from .read import FactTable
 from .tokens import content
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
@@ -108,6 +109,8 @@ def relation_graph(edges: Iterable[Edge]) -> nx.MultiDiGraph:
 
     An edge's key is its position in ``edges``: networkx lists a node's edges neighbour by neighbour,
     so the key is what keeps document order (which fact a walk cites first)."""
+    import networkx as nx  # ≈ 0.15 s: imported with the first graph (a server's warm-up), not before it listens
+
     graph = nx.MultiDiGraph()
     add = graph.add_edge  # a third faster than add_edges_from, which re-reads each edge through views
     for i, (s, r, o, d) in enumerate(edges):
@@ -138,6 +141,8 @@ def reach(graph: nx.MultiDiGraph, start: str, goal: str, max_hops: int | None = 
 
     Paths hold at most ``max_hops`` edges, the goal edge included (``None``: unbounded).
     """
+    import networkx as nx  # loaded already: the graph is a networkx one
+
     if start not in graph:
         return Reach(None, (), (), (start,))
     paths: dict[str, tuple[Edge, ...]] = {start: ()}
