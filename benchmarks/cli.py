@@ -85,6 +85,7 @@ def _register() -> None:
     from .acl_recall import acl
     from .chapter.bench import chapter
     from .docs import docs
+    from .graph_bench import graphs
     from .ingest_bench import index_speed, ingest, phases, side_by_side
     from .load import load, soak
     from .replicas import replicas
@@ -93,7 +94,7 @@ def _register() -> None:
     for name, command in (("chapter", chapter), ("server", server), ("scale", scale), ("load", load),
                           ("soak", soak), ("acl", acl), ("ingest", ingest), ("startup-phases", phases),
                           ("cold-start", side_by_side), ("index-speed", index_speed),
-                          ("replicas", replicas), ("docs", docs)):
+                          ("replicas", replicas), ("docs", docs), ("graphs", graphs)):
         bench_app.command(name)(command)
 
 
