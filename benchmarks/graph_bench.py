@@ -76,10 +76,12 @@ def serve(tree: Path, argv: list[str], token: str, first: str, calls: Sequence[t
         warm = time.perf_counter() - launched
         row: dict[str, Any] = {"listening_s": round(proc.startup_s, 2), "listening_cpu_s": round(listening_cpu, 2),
                                "first_answer_s": round(answered, 2), "warm_s": round(warm, 2),
-                               "rss_mb": round(proc.rss_mb(), 1), "ms": {}, "answers": []}
+                               "rss_mb": round(proc.rss_mb(), 1), "ms": {}, "cpu_ms": {}, "answers": []}
         with httpx.Client(headers={**HEADERS, "Authorization": f"Bearer {token}"}, timeout=120) as client:
             for name, arguments in calls:
+                used = cpu_s(proc.pid)
                 ms, answer = call(client, proc.base, name, arguments)
+                row["cpu_ms"][name] = row["cpu_ms"].get(name, 0.0) + (cpu_s(proc.pid) - used) * 1000
                 row["ms"].setdefault(name, []).append(ms)
                 row["answers"].append(answer)
         return row
@@ -192,14 +194,17 @@ def table(report: dict[str, Any], trees: dict[str, Path]) -> str:
     lines = [f"{report['store']}: {report['passages']:,} passages, as {report['principal']}, {report['runs']} "
              f"alternating launches each, load average {report['load_average']:.1f} -> {report['load_average_after']:.1f}",
              "", "| server | listening s | first search answered s | every principal warm s | RSS MB | "
-             "graph_overview p50 / p99 ms | graph_walk p50 / p99 ms | graph_hops p50 / p99 ms |",
+             "graph_overview p50 / p99 ms (server CPU ms per call) | graph_walk … | graph_hops … |",
              "|---|---|---|---|---|---|---|---|"]
     for name, got in report["rows"].items():
         med = {key: statistics.median(r[key] for r in got) for key in ("listening_s", "first_answer_s", "warm_s", "rss_mb")}
-        ms = {tool: [m for r in got for m in r["ms"][tool]] for tool in ("graph_overview", "graph_walk", "graph_hops")}
+        cells = []
+        for tool in ("graph_overview", "graph_walk", "graph_hops"):
+            ms = [m for r in got for m in r["ms"][tool]]
+            cpu = sum(r["cpu_ms"][tool] for r in got) / len(ms)
+            cells.append(f"{_pct(ms, 50):.1f} / {_pct(ms, 99):.1f} ({cpu:.1f})")
         lines.append(f"| {name} ({trees[name]}) | {med['listening_s']:.2f} | {med['first_answer_s']:.2f} | "
-                     f"{med['warm_s']:.2f} | {med['rss_mb']:.0f} | "
-                     + " | ".join(f"{_pct(ms[t], 50):.1f} / {_pct(ms[t], 99):.1f}" for t in ms) + " |")
+                     f"{med['warm_s']:.2f} | {med['rss_mb']:.0f} | " + " | ".join(cells) + " |")
     lines.append("")
     for tool, t in report["answers"].items():
         extra = (f"; same ranking {t['same_ranking']}/{t['calls']}, largest score difference {t['max_score_diff']:.1e}"

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from .read import Triple
 from .verdict import Resolution, Verdict, resolve
-from .walk import Edge, reach, relation_graph
+from .walk import Edge, in_order, reach, relation_graph
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -30,13 +30,10 @@ class Graph:
 
     def edges(self) -> tuple[Edge, ...]:
         """Every edge in insertion (document) order."""
-        ordered: list[Edge] = [("", "", "", "")] * self.g.number_of_edges()
-        for s, o, key, data in self.g.edges(keys=True, data=True):
-            ordered[key] = (s, data["relation"], o, data["doc"])
-        return tuple(ordered)
+        return tuple(in_order(self.g.edges(keys=True, data=True)))
 
     @cached_property
-    def relations(self) -> Counter:
+    def relations(self) -> Counter[str]:
         """How many edges of each relation, first stated first (every ``graph_walk`` and overview reads it)."""
         return Counter(r for _, r, _, _ in self.edges())
 
@@ -99,6 +96,6 @@ def local_search(graph: Graph, start: str, goal: str, max_hops: int = 4) -> Walk
     return Walk(res.answer, found.path + (chosen,), res)
 
 
-def relation_counts(graph: Graph) -> Counter:
+def relation_counts(graph: Graph) -> Counter[str]:
     """How many edges of each relation the caller's graph holds (the corpus-scale inventory no walk gives)."""
     return Counter(graph.relations)

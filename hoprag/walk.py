@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from itertools import chain
+from operator import itemgetter
 from typing import TYPE_CHECKING, Callable, Generic, Hashable, Iterable, Iterator, Mapping, Protocol, Sequence, TypeVar
 
 from .entities import is_name, norm
@@ -128,11 +129,10 @@ def edges_of_table(table: FactTable) -> Iterator[Edge]:
     return ((s, r, o, doc_id) for (s, r), found in table.items() for o, doc_id in found)
 
 
-def _edges(graph: nx.MultiDiGraph, entity: str, to: str | None = None) -> list[Edge]:
-    """Edges leaving ``entity`` (only those to ``to``, if given), in document order."""
-    found = graph.out_edges(entity, keys=True, data=True) if to is None else (
-        (entity, to, k, d) for k, d in graph[entity][to].items())
-    return [(s, d["relation"], o, d["doc"]) for s, o, _, d in sorted(found, key=lambda e: e[2])]
+def in_order(edges: Iterable[tuple[str, str, int, Mapping[str, str]]]) -> list[Edge]:
+    """networkx's ``(subject, object, key, data)`` edges of a :func:`relation_graph` as :data:`Edge`
+    tuples, in document order."""
+    return [(s, d["relation"], o, d["doc"]) for s, o, _, d in sorted(edges, key=itemgetter(2))]
 
 
 def reach(graph: nx.MultiDiGraph, start: str, goal: str, max_hops: int | None = None) -> Reach:
@@ -149,8 +149,9 @@ def reach(graph: nx.MultiDiGraph, start: str, goal: str, max_hops: int | None = 
     depth = None if max_hops is None else max_hops - 1
     for parent, entity in chain([(None, start)], nx.bfs_edges(graph, start, depth_limit=depth)):
         if parent is not None:
-            paths[entity] = paths[parent] + (_edges(graph, parent, entity)[0],)
-        goals = tuple(e for e in _edges(graph, entity) if e[1] == goal)
+            first = in_order((parent, entity, k, d) for k, d in graph[parent][entity].items())[0]
+            paths[entity] = paths[parent] + (first,)
+        goals = tuple(e for e in in_order(graph.out_edges(entity, keys=True, data=True)) if e[1] == goal)
         if goals:
             return Reach(entity, paths[entity], goals, tuple(paths))
     return Reach(None, (), (), tuple(paths))
