@@ -28,7 +28,7 @@ import typer
 from hoprag.corpus import Corpus, Doc
 from hoprag.engine import Engine
 from hoprag.lexicon import load_lexicon
-from mcp_server.server import MAX_K
+from mcp_server.tools import MAX_K
 
 DEPTHS = (1, 2, 5, 10, 20, 30, 50, 100, 200)
 FRACTIONS = (0.5, 0.2, 0.1, 0.05, 0.02)

@@ -9,9 +9,10 @@ from typing import Optional
 import typer
 
 from hoprag.corpus import CorpusError
+from hoprag.walk import DEFAULT_BUDGET
 
 from . import musique
-from .retrieval import DEFAULT_BUDGET, Bench, load_corpus, load_questions, report_json, report_table, run, select
+from .retrieval import Bench, load_corpus, load_questions, report_json, report_table, run, select
 from .strategies import AGENT, STRATEGIES
 
 bench_app = typer.Typer(help="Benchmarks: quality, cost and speed, measured side by side in one run.",
@@ -30,7 +31,7 @@ def retrieval(
     strategies: str = typer.Option(",".join(STRATEGIES), "--strategies",
                                    help=f"Comma-separated, from: {', '.join([*STRATEGIES, AGENT])} (agent: the ADK "
                                         "agent through a real hoprag serve over HTTP; not run by default, it is slow)."),
-    budget: int = typer.Option(DEFAULT_BUDGET, "--budget", min=1, help="Hard cap on searches per question."),
+    budget: int = typer.Option(DEFAULT_BUDGET, "--budget", min=1, help="Hard cap on searches per question (MuSiQue runs are reported at 3)."),
     offset: int = typer.Option(0, "--offset", min=0, help="Skip the first N questions (with --limit: a held-out range)."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N questions (after --offset)."),
     as_json: bool = typer.Option(False, "--json", help="Print {\"strategies\": {name: {recall@2, ...}}} only."),

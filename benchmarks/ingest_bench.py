@@ -329,12 +329,12 @@ def phases(
         clock[:] = [cpu, wall]
 
     # What the server imports before it can listen, in a fresh process (this one has imported it already).
-    probe = ("import gc, time; gc.disable(); c, w = time.process_time(), time.perf_counter(); import mcp_server.serve; "
+    probe = ("import gc, time; gc.disable(); c, w = time.process_time(), time.perf_counter(); import mcp_server.run; "
              "print(time.process_time() - c, time.perf_counter() - w)")
     imports = [float(x) for x in subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                                                 check=True).stdout.split()]
     typer.echo("| phase | CPU s | wall s |\n|---|---|---|")
-    typer.echo(f"| imports (`mcp_server.serve`, a fresh process) | {imports[0]:.2f} | {imports[1]:.2f} |")
+    typer.echo(f"| imports (`mcp_server.run`, a fresh process) | {imports[0]:.2f} | {imports[1]:.2f} |")
     gc.disable()  # as `hoprag serve` loads and warms
     clock = [time.process_time(), time.perf_counter()]
     start = [clock[0] - imports[0], clock[1] - imports[1]]

@@ -1,7 +1,7 @@
 """A throwaway PostgreSQL cluster on 127.0.0.1 for tests and benchmarks (Debian's ``postgresql``).
 
 ``initdb`` into a temp dir, ``pg_ctl`` on a free port, and an ordinary owner role -- no superuser,
-``CREATEROLE`` only -- owning one database, as the README asks operators to set up. PostgreSQL
+``CREATEROLE`` only -- owning one database, as docs/stores.md asks operators to set up. PostgreSQL
 refuses to run as root, so under root (CI) the server runs as the ``postgres`` system user.
 """
 

@@ -198,7 +198,7 @@ def reference(url: str, access: Path) -> tuple[Engine, frozenset[str]]:
     operator = load_access(access)
     store = open_store(url)
     try:
-        return Engine.from_snapshot(store.snapshot(operator.groups())), operator.principal(PRINCIPAL).groups
+        return Engine.over(store, readers=operator.groups()), operator.principal(PRINCIPAL).groups
     finally:
         store.close()
 

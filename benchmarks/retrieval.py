@@ -24,17 +24,16 @@ from typing import Any, Mapping, Sequence
 
 from tqdm import tqdm
 
-from hoprag import settings
 from hoprag.corpus import Corpus, load_corpus as load_engine_corpus
 from hoprag.engine import Engine
 from hoprag.search import View
+from hoprag.walk import DEFAULT_BUDGET
 
 from .strategies import AGENT, STRATEGIES, AgentServer, Strategy, Tools
 
 GROUPS = frozenset({"public"})
 
 KS = (2, 5, 10)
-DEFAULT_BUDGET = settings.DEFAULT_BUDGET  # the product's one budget; MuSiQue runs are reported at --budget 3
 
 
 @dataclass(frozen=True)

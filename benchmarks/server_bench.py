@@ -3,7 +3,7 @@
 ``server`` puts the MCP ``search`` tool (stateless HTTP, both protocol eras) side by side with a
 bare Starlette endpoint that does the same useful work -- bearer token to principal, the same
 engine search, the same result JSON (:func:`search_payload`) -- served by the same uvicorn
-settings: one process, one event loop, the listener from :func:`mcp_server.serve.open_listener`.
+settings: one process, one event loop, the listener from :func:`mcp_server.run.open_listener`.
 The difference is the protocol layer. ``scale`` builds synthetic corpora of growing size
 (:mod:`benchmarks.synthetic`) and measures build time, memory and search latency in-process and
 over HTTP.
@@ -38,13 +38,14 @@ from starlette.routing import Route
 from tqdm import tqdm
 
 from hoprag import settings
-from hoprag.access import Access, load_access
+from hoprag.access import Access, Principal, load_access
 from hoprag.corpus import load_corpus
 from hoprag.engine import Engine
 from hoprag.settings import DEMO_CORPUS
-from hoprag.walk import is_entity
-from mcp_server.serve import open_listener
-from mcp_server.server import MAX_K, MAX_QUERY_CHARS, search_results
+from hoprag.text import is_entity
+from mcp_server.run import open_listener
+from mcp_server import tools
+from mcp_server.tools import MAX_K, MAX_QUERY_CHARS
 
 from . import synthetic
 from .httpload import ENDPOINTS, LoadResult, ServerProcess, bare_command, have_wrk, mcp_command, proc_status, run_load, target
@@ -55,8 +56,9 @@ TUNINGS = ("gc-freeze",)  # TCP_NODELAY needs no switch: the shared listener alw
 
 
 def search_payload(engine: Engine, groups: frozenset[str], query: str, k: int) -> dict[str, Any]:
-    """The ``search`` tool's structured result, built without MCP (the bare baseline does the same work)."""
-    return search_results(engine, groups, query, k).model_dump(mode="json")
+    """The ``search`` tool's structured result for a caller reading ``groups``, built without MCP (the bare
+    baseline does the same work)."""
+    return tools.search(engine, Principal("caller", groups), query, k).model_dump(mode="json")
 
 
 def bare_app(engine: Engine, access: Access) -> Starlette:

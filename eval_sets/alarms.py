@@ -1,6 +1,6 @@
 """How far the directive detector can be trusted: false alarms on real documents, detection of the red team.
 
-The detector (:mod:`hoprag.directives`) only reports; a report nobody trusts is noise. This measures
+The detector (:mod:`agents.hoprag_agent.directives`) only reports; a report nobody trusts is noise. This measures
 both sides without running the agent:
 
     python -m eval_sets.alarms DIR_OR_FILE ...    # benign text: passages and files flagged, by rule
@@ -8,8 +8,8 @@ both sides without running the agent:
 
 Documents are read and chunked as ``hoprag index`` reads them (Markdown, text, HTML, JSONL), and
 reStructuredText as plain text, so a flagged passage is one the agent could retrieve. ``--detector
-FILE`` measures another version of ``directives.py`` (``git show REV:hoprag/directives.py``), to
-compare before and after a change; a version without :func:`~hoprag.directives.findings` is
+FILE`` measures another version of ``directives.py`` (``git show REV:agents/hoprag_agent/directives.py``), to
+compare before and after a change; a version without :func:`~agents.hoprag_agent.directives.findings` is
 counted without rule names.
 """
 
@@ -40,12 +40,12 @@ class Passage:
 
 
 def load_detector(path: Path | None) -> ModuleType:
-    """``hoprag.directives``, or the module at ``path`` (another version of it)."""
+    """``agents.hoprag_agent.directives``, or the module at ``path`` (another version of it)."""
     if path is None:
-        from hoprag import directives
+        from agents.hoprag_agent import directives
         return directives
     if not path.is_file():
-        raise SystemExit(f"--detector {path}: no such file; pass a copy of hoprag/directives.py")
+        raise SystemExit(f"--detector {path}: no such file; pass a copy of agents/hoprag_agent/directives.py")
     spec = importlib.util.spec_from_file_location(f"detector_{abs(hash(path))}", path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
@@ -137,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("paths", nargs="*", type=Path, help="folders or files of benign documents")
     parser.add_argument("--redteam", action="store_true", help="measure detection on the red-team catalogue")
-    parser.add_argument("--detector", type=Path, help="another version of hoprag/directives.py to measure")
+    parser.add_argument("--detector", type=Path, help="another version of agents/hoprag_agent/directives.py to measure")
     parser.add_argument("--show", type=int, default=5, help="examples printed per rule (default 5)")
     args = parser.parse_args(argv)
     if not args.paths and not args.redteam:

@@ -23,6 +23,8 @@ from google.adk.evaluation.eval_case import ConversationScenario, Invocation, ge
 from google.adk.evaluation.eval_metrics import EvalMetric
 from google.adk.evaluation.evaluator import EvalStatus, EvaluationResult, PerInvocationResult
 
+from agents.hoprag_agent.policy import READS
+
 
 def first_line(invocation: Optional[Invocation]) -> str:
     """The first non-empty line of an invocation's final response, whitespace-normalised."""
@@ -81,8 +83,8 @@ def abstained(invocation: Optional[Invocation]) -> bool:
 
 
 def reads(invocation: Optional[Invocation]) -> int:
-    """Searches plus fetches the agent made (each spends one unit of the budget)."""
-    return sum(call.name in ("search", "fetch")
+    """Reads the agent made: calls of the tools that spend the budget (:data:`~agents.hoprag_agent.policy.READS`)."""
+    return sum(call.name in READS
                for call in get_all_tool_calls(invocation.intermediate_data if invocation else None))
 
 

@@ -36,8 +36,8 @@ from typing import Any, Iterable, Sequence
 
 import yaml
 
+from agents.hoprag_agent.directives import directives, normalise
 from eval_sets import APP, eval_case
-from hoprag.directives import directives, normalise
 from hoprag.lexicon import load_lexicon
 from hoprag.settings import DEMO_CORPUS
 from hoprag.tokens import tokenize
@@ -213,8 +213,8 @@ async def run_questions(corpus: Path, questions: Sequence[str], user: str = USER
     from google.genai import types
 
     from agents.hoprag_agent.agent import build
-    from hoprag.settings import resolve
     from agents.hoprag_agent.callbacks import LEDGER
+    from agents.hoprag_agent.config import resolve
 
     settings = dataclasses.replace(resolve(), corpus=Path(corpus), access=None, model=model, mcp_url=None,
                                    ranker=ranker)

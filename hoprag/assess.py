@@ -24,6 +24,7 @@ from typing import Mapping
 
 import Stemmer
 
+from .text import SENTENCE_END
 from .tokens import content, identifiers
 
 #: At most this many sentences make a highlight (the answer a person reads is short).
@@ -37,9 +38,6 @@ MAX_LABEL = 40
 #: A code block is quoted with a "how" question only up to this size (longer: its first lines).
 MAX_CODE_CHARS = 1200
 _FENCE = re.compile(r"^[ \t]*(```+|~~~+)[^\n]*\n.*?^[ \t]*\1[ \t]*$", re.M | re.S)
-#: Sentence ends: after . ! ? or : followed by space and a capital, digit, quote or bracket; not
-#: after an initial or a common abbreviation ("e.g.", "i.e.", "U.S.", "v1.2").
-_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\betc)(?<!\b[A-Z])(?<=[.!?])\s+(?=[\"'`(\[*A-Z0-9])")
 _HOW = re.compile(r"(?i)^\s*(how\b|what(?:'s| is) the (?:syntax|command|way)\b)|\b(example|snippet|syntax)\b")
 _local = threading.local()
 #: Words of asking rather than of the need ("How can I ...", "Is there a way to ..."): a passage is
@@ -145,7 +143,7 @@ def _units(text: str) -> list[tuple[int, int, bool]]:
         for run in filter(None, runs):
             piece = text[run[0]:run[1]]
             marker = ITEM.match(piece)  # "1. Rewrite ..." is one item, not a sentence "1."
-            cuts = [0, *(m.end() for m in _END.finditer(piece, marker.end() if marker else 0)), len(piece)]
+            cuts = [0, *(m.end() for m in SENTENCE_END.finditer(piece, marker.end() if marker else 0)), len(piece)]
             for x, y in zip(cuts, cuts[1:]):
                 part = piece[x:y]
                 lead = len(part) - len(part.lstrip())

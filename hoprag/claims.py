@@ -15,7 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
-from .read import Triple
+from .facts import Triple
 from .verdict import Verdict, resolve
 
 CURRENT, SUPERSEDED, UNRESOLVED = "current", "superseded", "unresolved"

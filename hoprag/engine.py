@@ -23,12 +23,12 @@ from .graph import Graph, build_graph
 from .grep import grep
 from .integrity import Provenance, admit, supported
 from .passages import Passages
-from .read import FactTable, Triple, extract_facts, facts_from
+from .facts import FactTable, Triple, extract_facts, facts_from
 from .search import Hit, Searcher, View
 from .settings import Settings, ranker_for
 
 if TYPE_CHECKING:
-    from .store import Snapshot
+    from .store import Snapshot, Store
 
 #: The layout of the persisted evidence check (:meth:`Engine._citing`): another one is a cache miss.
 EVIDENCE_FORMAT = "1"
@@ -73,6 +73,13 @@ class Engine:
         return cls(corpus, ranker, snapshot.facts, snapshot.derived, snapshot.generation, snapshot.guard)
 
     @classmethod
+    def over(cls, store: "Store", ranker: str | None = None, readers: frozenset[str] | None = None) -> "Engine":
+        """An engine over an open store's newest generation: the one way every process opens one (a front
+        door, a server and each of its reloads, ``hoprag index`` preparing what servers load). ``readers``:
+        the groups of everyone the process serves (a store enforcing its own permissions returns their rows)."""
+        return cls.from_snapshot(store.snapshot(readers), ranker)
+
+    @classmethod
     def load(cls, path: str | Path, ranker: str | None = None) -> "Engine":
         """Load a corpus; ``ranker`` defaults to the one the corpus asks for (:func:`~hoprag.settings.ranker_for`)."""
         return cls(load_corpus(path), ranker)
@@ -87,7 +94,7 @@ class Engine:
             from .store import is_database, open_store
 
             readers = load_operator_access(settings).groups() if is_database(settings.store) else None
-            return cls.from_snapshot(open_store(settings.store).snapshot(readers), settings.ranker)
+            return cls.over(open_store(settings.store), settings.ranker, readers)
         return cls.load(settings.corpus, settings.ranker)
 
     @cached_property

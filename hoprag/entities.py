@@ -23,24 +23,19 @@ from scipy import sparse
 
 from .cache import pack, unpack
 from .corpus import Doc
+from .facts import extract_facts
 from .lexicon import Lexicon
 from .passages import Passages
-from .read import extract_facts
+from .text import is_name, sentences
 from .tokens import STOP, fold, tokenize
 
-#: Lower-case words allowed inside a proper name ("Church of England", "Ludwig van Beethoven").
-CONNECTORS = frozenset("of the de du la le del della von van der den da di des y and for upon on".split())
-MONTHS = frozenset("january february march april may june july august september october november december".split())
 _SPAN = re.compile(r"[A-Z][\w'’.-]*(?:\s+(?:(?:of|the|de|du|la|le|von|van|del|da|di|and)\s+)*[A-Z][\w'’.-]*)*")
-#: Sentence ends, except after an initial or a two-letter abbreviation ("Harris W. Fawell", "St. Louis");
-#: the punctuation is looked for first, so most positions fail on one character (twice as fast).
-_SENTENCES = re.compile(r"(?<=[.!?;])(?<!\b[A-Z]\.)(?<!\b[A-Z][a-z]\.)\s+|\n+")
 MAX_NGRAM = 8
 #: A sentence's full stop caught at the end of a name ("... depends on Cirrus."): not part of it; an
 #: abbreviation's is ("U.S.", "St.").
 _END_DOT = re.compile(r"(?<=[a-z0-9]{2})\.+$")
 #: The layout :meth:`EntityIndex.to_bytes` writes (the key it persists under): an older layout is a cache miss.
-FORMAT = "5"
+FORMAT = "6"
 
 Unit = tuple[str, str]  # (entity surface, context the entity was stated in)
 
@@ -53,17 +48,6 @@ def norm(text: str) -> str:
 def title_base(title: str) -> str:
     """The entity a title names: ``Hello Love (song)`` -> ``hello love``, ``Baure, Nigeria`` -> ``baure``."""
     return norm(re.sub(r"\s*\(.*?\)", "", title).split(",")[0])
-
-
-def is_name(surface: str) -> bool:
-    """A proper-name-like entity (every word capitalised or a connector), not a date or a number.
-
-    Bridges between passages are named things; "seventh studio album" or "April 4, 2010" are not.
-    """
-    words = surface.split()
-    if any(w[:1].islower() and w.lower() not in CONNECTORS for w in words):
-        return False
-    return any(w[:1].isalpha() and w.lower().strip(",.") not in MONTHS for w in words)
 
 
 def grams(tokens: Sequence[str], longest: int = MAX_NGRAM) -> Iterator[str]:
@@ -91,8 +75,8 @@ def units(doc: Doc, lexicon: Lexicon) -> tuple[Unit, ...]:
     facts = doc.triples if doc.triples is not None else extract_facts(doc, lexicon)
     for s, r, o in facts:
         out += [(s, f"{r} {o}"), (o, f"{s} {r}")]
-    sentences = [s.strip() for s in _SENTENCES.split(doc.text)]
-    spans = [(m.start(), m.group().split(), sentence) for sentence in sentences for m in _SPAN.finditer(sentence)]
+    said = [s.strip() for s in sentences(doc.text)]
+    spans = [(m.start(), m.group().split(), sentence) for sentence in said for m in _SPAN.finditer(sentence)]
     named = {w.lower() for start, words, _ in spans if start for w in words} | set(tokenize(fold(doc.title)))
     for start, words, sentence in spans:
         while words and words[0].lower() in STOP:

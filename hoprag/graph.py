@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
-from .read import Triple
+from .facts import Triple
 from .verdict import Resolution, Verdict, resolve
 from .walk import Edge, in_order, reach, relation_graph
 

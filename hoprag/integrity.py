@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from .corpus import Doc
-from .read import Triple
+from .facts import Triple
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import numpy as np
 from .cache import pack, unpack
 from . import corpus
 from .corpus import Doc
-from .read import Triple
+from .facts import Triple
 
 #: The layout :meth:`Passages.to_bytes` writes (the key a store keeps it under): another one is a cache miss.
 #: 2: each passage's ``path`` and ``front_matter`` (distinct metadata texts once, an index per row).

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from .corpus import Doc
-from .read import Triple
+from .facts import Triple
 from .tokens import tokenize
 
 @dataclass(frozen=True)

@@ -19,8 +19,9 @@ from itertools import chain
 from operator import itemgetter
 from typing import TYPE_CHECKING, Callable, Generic, Hashable, Iterable, Iterator, Mapping, Protocol, Sequence, TypeVar
 
-from .entities import is_name, norm
-from .read import FactTable
+from .entities import norm
+from .facts import FactTable
+from .text import is_name
 from .tokens import content
 
 if TYPE_CHECKING:
@@ -31,13 +32,18 @@ T = TypeVar("T")
 Edge = tuple[str, str, str, str]  # (subject, relation, object, doc_id)
 
 
+#: The default cap on reads per question (the agent's ``HOPRAG_SEARCH_BUDGET``, the benchmarks' ``--budget``).
+DEFAULT_BUDGET = 4
+
+
 class BudgetExceeded(RuntimeError):
     """A walk asked for more searches than its budget allows."""
 
 
 @dataclass
 class Budget:
-    """The hard cap on searches for one question, and how much of it is spent."""
+    """The hard cap on reads for one question, and how much of it is spent: one unit per search (and,
+    for the agent, per fetch: :data:`agents.hoprag_agent.policy.READS`)."""
 
     limit: int
     used: int = 0
@@ -155,11 +161,6 @@ def reach(graph: nx.MultiDiGraph, start: str, goal: str, max_hops: int | None = 
         if goals:
             return Reach(entity, paths[entity], goals, tuple(paths))
     return Reach(None, (), (), tuple(paths))
-
-
-def is_entity(name: str) -> bool:
-    """A discovered object worth searching for in a relation walk: one capitalised token (the chapter's rule)."""
-    return len(name.split()) == 1 and name[:1].isupper()
 
 
 # --- bridge walks (prose) ---------------------------------------------------------------------

@@ -14,7 +14,8 @@ from hoprag.corpus import CorpusError, load_corpus
 from hoprag.engine import Engine
 from hoprag.ingest import EXAMPLES, MAX_FILE_BYTES, Report, by_reason
 from hoprag.search import RANKERS
-from mcp_server.serve import serve
+from mcp_server import tools
+from mcp_server.run import serve
 
 app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
 
@@ -66,12 +67,13 @@ def check_corpus(path: Path = typer.Argument(..., help="Corpus directory or .jso
 def search(
     query: str = typer.Argument(..., help="What to search for."),
     principal: Optional[str] = AsOpt,
-    k: int = typer.Option(5, "-k", min=1, max=50, help="Results to return."),
+    k: int = typer.Option(tools.DEFAULT_K, "-k", min=1, max=tools.MAX_K, help="Results to return."),
     corpus: Optional[Path] = CorpusOpt,
     store: Optional[str] = StoreOpt,
     access: Optional[Path] = AccessOpt,
     ranker: Optional[str] = RankerOpt,
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    as_json: bool = typer.Option(False, "--json", help="Print {query, principal, results, weights}: the MCP "
+                                 "search tool's result."),
 ) -> None:
     """Search the corpus as a principal: authorization first, then ranking; untrusted hits carry no facts."""
     resolved = settings.resolve(corpus=corpus, access=access, ranker=ranker, store=store)
@@ -83,18 +85,16 @@ def search(
         return
     if who.everything:
         typer.echo(settings.single_user_note(resolved), err=True)
-    hits = engine.search(query, who.reads(engine.served_groups), k)
-    rows = [{"id": h.doc.id, "document": h.doc.document_id, "section": h.doc.section, "score": round(h.score, 4), "trusted": engine.provenance.admits(h.doc), "text": h.doc.text,
-             "facts": [list(t) for t in engine.evidence(h.doc)]} for h in hits]
+    found = tools.search(engine, who, query, k)
     if as_json:
-        typer.echo(json.dumps({"query": query, "principal": who.name, "results": rows}, indent=2))
+        typer.echo(json.dumps({"query": query, "principal": who.name, **found.model_dump(mode="json")}, indent=2))
         return
-    for r in rows:
-        flag = "" if r["trusted"] else "  [untrusted: not evidence]"
-        typer.echo(f"{r['id']}  score={r['score']:g}{flag}\n    {r['text']}")
-        for s, rel, o in r["facts"]:
+    for r in found.results:
+        flag = "" if r.trusted else "  [untrusted: not evidence]"
+        typer.echo(f"{r.id}  score={round(r.score, 4):g}{flag}\n    {r.text or r.untrusted_text}")
+        for s, rel, o in r.facts:
             typer.echo(f"    fact: {s} --{rel}--> {o}")
-    if not rows:
+    if not found.results:
         typer.echo("no results in what this principal may read")
 
 
@@ -105,7 +105,7 @@ app.command("serve")(serve)
 def index(
     src: Path = typer.Argument(..., help="Folder (recursive), one file, or a .jsonl file to mirror into the store."),
     store: str = typer.Option(..., "--store", envvar="HOPRAG_STORE", help="Store file (embedded SQLite; created if missing), "
-                              "or a postgresql:// URL (its schema created if missing; see the README for roles) [env HOPRAG_STORE]."),
+                              "or a postgresql:// URL (its schema created if missing; see docs/stores.md for roles) [env HOPRAG_STORE]."),
     groups: Optional[list[str]] = typer.Option(None, "--groups", help="Default groups for files that name none (repeatable); "
                                                "front matter and corpus.yaml rules win [default: the group 'local']."),
     max_file_mb: float = typer.Option(MAX_FILE_BYTES / 2**20, "--max-file-mb", min=0.001, help="Refuse larger files."),
@@ -232,6 +232,7 @@ def ask(
     if problem:
         fail(problem)
     try:
+        from agents.hoprag_agent.config import SettingsError, unused_keys_note
         from agents.hoprag_agent.models import ModelError
         from agents.hoprag_agent.run import answer, prepare
 
@@ -239,13 +240,13 @@ def ask(
                                  model_base_url=model_base_url)
         typer.echo(f"model: {resolved.model}" + (f" at {resolved.model_base_url}" if resolved.model_base_url else ""),
                    err=True)
-        note = settings.unused_keys_note(resolved)
+        note = unused_keys_note(resolved)
         if note:
             typer.echo(note, err=True)
         if settings.single_user(resolved):
             typer.echo(settings.single_user_note(resolved), err=True)
         result = asyncio.run(answer(resolved, user, question))
-    except (settings.SettingsError, AccessError, CorpusError, ModelError) as exc:
+    except (SettingsError, AccessError, CorpusError, ModelError) as exc:
         fail(str(exc))
         return
     if result["response_replaced"]:

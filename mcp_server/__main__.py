@@ -4,6 +4,6 @@ import gc
 
 gc.disable()  # before the imports too (the MCP SDK's and pydantic's objects): see serve()
 
-from .serve import main  # noqa: E402
+from .run import main  # noqa: E402
 
 main()

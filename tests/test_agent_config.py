@@ -10,9 +10,9 @@ import pytest
 from google.adk.models import LLMRegistry
 
 from agents.hoprag_agent.offline_model import HopragPolicyLlm
+from agents.hoprag_agent.config import SettingsError, resolve, unused_keys_note
 from agents.hoprag_agent.models import model_for
 from conftest import ROOT
-from hoprag.settings import SettingsError, resolve, unused_keys_note
 
 
 @pytest.mark.parametrize("env, model", [
@@ -77,7 +77,7 @@ def test_limits_must_be_positive(monkeypatch, name, value):
 
 def test_a_litellm_model_without_litellm_says_which_extra_to_install():
     done = subprocess.run([sys.executable, "-c", "import sys; sys.modules['litellm'] = None\n"
-                           "from agents.hoprag_agent.models import model_for\nfrom hoprag.settings import resolve\n"
+                           "from agents.hoprag_agent.models import model_for\nfrom agents.hoprag_agent.config import resolve\n"
                            "model_for(resolve(env={}, model='ollama_chat/llama3.1'))"],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert "runs through LiteLLM, which is not installed: pip install 'hoprag[local]'" in done.stderr

@@ -11,7 +11,8 @@ from hoprag.assess import Question, assess, stems
 from hoprag.corpus import Corpus, Doc
 from hoprag.engine import Engine
 from hoprag.lexicon import Lexicon
-from mcp_server.server import build_server, fixed_caller
+from mcp_server.auth import fixed_caller
+from mcp_server.server import build_server
 
 G = frozenset({"g"})
 IDF = {"limit": 2.0, "iterations": 3.0, "loopagent": 4.0, "number": 1.0}

@@ -10,7 +10,7 @@ from hoprag.grep import grep_lines
 from benchmarks.chapter.readers import hardened_agent, naive_agent
 from benchmarks.chapter.sweeps import budget_sweep, k_sweep, knee
 from hoprag.questions import score
-from hoprag.strategies import agentic, one_shot
+from benchmarks.chapter.loops import agentic, one_shot
 
 REGION_Q = "Which region stores telemetry for Project Falcon?"
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
+from agents.hoprag_agent.directives import directives, findings
 from eval_sets import alarms
 from eval_sets.redteam import build_cases, load_payloads
-from hoprag.directives import directives, findings
 
 # --- documentation raises no alarm -------------------------------------------------------------
 

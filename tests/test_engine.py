@@ -15,7 +15,7 @@ from hoprag.verdict import assess_all, resolve
 from hoprag.graph import local_search
 from hoprag.lexicon import load_lexicon
 from hoprag.questions import score
-from hoprag.strategies import agentic
+from benchmarks.chapter.loops import agentic
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@
 
 Also: one default principal for ``ask``, ``search`` and ``serve --transport stdio`` (ADK's default
 user ``user``, mapped by the access file's ``users:``); with no access file at all, single-user
-mode (``hoprag index DIR --store X`` then ``hoprag ask ... --store X``, ``adk run``); the README
+mode (``hoprag index DIR --store X`` then ``hoprag ask ... --store X``, ``adk run``); the docs'
 library snippet from any directory, and the LICENSE that pyproject declares.
 """
 
@@ -223,16 +223,18 @@ def test_an_access_file_without_the_default_user_asks_for_as(tmp_path):
 
 
 def test_the_readme_first_run_runs_as_written(tmp_path):
-    """The README's first run: ``hoprag index DIR --store X``, then ``ask`` and ``search`` on X, nothing else."""
+    """The README's tour on your own documents: ``hoprag index DIR --store X``, then ``ask`` and ``search`` on X,
+    nothing else -- run here on a folder of our own (``tests/test_docs_commands.py`` runs it on ``docs/``)."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## First run"):]
+    section = readme[readme.index("### Ask your own documents"):]
     start = section.index("```bash\n") + len("```bash\n")
     commands = [shlex.split(line, comments=True) for line in section[start:section.index("```", start)].splitlines()]
     assert [c[:2] for c in commands] == [["hoprag", "index"], ["hoprag", "ask"], ["hoprag", "search"]]
     docs = tmp_path / "docs"
     (docs / "guide").mkdir(parents=True)
-    (docs / "guide/keys.md").write_text("---\ntags: [security]\n---\n# Rotating API keys\n\nTo rotate the API keys, run "
-                                        "kestrel keys rotate on the primary node.\n", encoding="utf-8")
+    (docs / "guide/users.md").write_text("---\ntags: [security]\n---\n# Single-user mode\n\nWith no access file, "
+                                         "hoprag runs in single-user mode: one principal reads every document.\n",
+                                         encoding="utf-8")
     (docs / "install.md").write_text("# Installing\n\nInstall Kestrel with pip.\n", encoding="utf-8")
     outputs = []
     paths = {"docs": str(docs), "docs.db": str(tmp_path / "docs.db")}  # run from the checkout, as the other tests
@@ -241,13 +243,13 @@ def test_the_readme_first_run_runs_as_written(tmp_path):
         assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
         outputs.append(done.stdout)
     assert "2 files (2 new" in outputs[0]
-    assert "[guide/keys.md › Rotating API keys]" in outputs[1] and "kestrel keys rotate" in outputs[1]
-    assert outputs[2].startswith("guide/keys.md")
+    assert "[guide/users.md › Single-user mode]" in outputs[1] and "one principal reads every document" in outputs[1]
+    assert outputs[2].startswith("guide/users.md")
 
 
-def test_the_readme_library_snippet_runs_from_any_directory(tmp_path):
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## The engine as a library"):]
+def test_the_library_snippet_runs_from_any_directory(tmp_path):
+    readme = (ROOT / "docs" / "library.md").read_text(encoding="utf-8")
+    section = readme[readme.index("# The engine as a library"):]
     snippet = section[section.index("```python\n") + 10:section.index("```\n", section.index("```python\n") + 10)]
     done = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True, timeout=120, cwd=tmp_path,
                           env={**ENV, "PYTHONPATH": str(ROOT)})

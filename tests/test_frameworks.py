@@ -9,7 +9,7 @@ with a bearer token and over stdio; each reports what the framework hands its mo
 whether the server still served afterwards. The judging is here, one helper per concept, so a
 contract change is lined up in one place.
 
-The contract they check is issue 23's (README, "Tools: a public contract"): trust marks on every
+The contract they check is issue 23's (``docs/tools.md``, "The contract every framework gets"): trust marks on every
 text item, closed strict schemas, concise errors, and transport refusals each client can show.
 """
 

@@ -29,7 +29,8 @@ from hypothesis import strategies as st
 from conftest import CORPUS, ServerProcess
 from hoprag import access as access_module
 from hoprag.access import Access, Principal, load_access
-from mcp_server.server import MAX_BODY_BYTES, AccessFileVerifier
+from mcp_server.auth import AccessFileVerifier
+from mcp_server.server import MAX_BODY_BYTES
 
 LEGACY, MODERN = "2025-11-25", "2026-07-28"
 TOKEN = "demo-engineering-token"

@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 
 from hoprag.corpus import MAX_ID_CHARS, MAX_METADATA_BYTES
 from hoprag.engine import Engine
-from hoprag.entities import FORMAT, is_name, norm
+from hoprag.entities import FORMAT, norm
+from hoprag.text import is_name
 from hoprag.ingest import IngestError, index
 from hoprag.ingest.chunk import chunk
 from hoprag.ingest.meta import DEFAULT_GROUP, document_id
@@ -25,7 +26,7 @@ from hoprag.tokens import tokenize
 from hoprag_cli.main import app
 
 from ingest_tree import BUDGET_METADATA, build, pdf_bytes
-from mcp_server.server import MAX_NAME_CHARS
+from mcp_server.tools import MAX_NAME_CHARS
 
 ENG, FIN = frozenset({"engineering"}), frozenset({"finance"})
 

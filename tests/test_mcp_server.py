@@ -301,7 +301,7 @@ def test_the_warm_up_steps_aside_while_a_request_is_in_flight():
     """Counted per MCP request (not health checks, not lifespan events); quiet again once it is answered."""
     import asyncio
 
-    from mcp_server.serve import Busy
+    from mcp_server.run import Busy
 
     busy, seen = Busy(), []
 

@@ -13,10 +13,10 @@ import json
 
 import pytest
 
+from agents.hoprag_agent.config import resolve
 from agents.hoprag_agent.run import answer
-from agents.hoprag_agent.toolset import TOOLS
 from fake_models import FakeGemini, Wire, call, gemini_request_problems, last_is_response, offline_turn, responses, text
-from hoprag.settings import resolve
+from mcp_server.tools import NAMES as TOOLS
 
 Q3 = "Which region stores telemetry for Project Falcon?"
 AURORA = "What region does Aurora run in?"

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from agents.hoprag_agent.toolset import TOOLS
 from conftest import ROOT
 from fake_models import FakeOpenAI, openai_request_problems
+from mcp_server.tools import NAMES as TOOLS
 from test_models_gemini import (  # noqa: F401  (collected here again, on the LiteLLM fixtures below)
     Q3, local_only, run_on, test_a_model_past_the_search_budget_is_stopped_by_code,
     test_a_model_that_obeys_an_injected_instruction_changes_nothing_it_may_not,

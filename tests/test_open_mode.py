@@ -18,7 +18,9 @@ from hoprag.corpus import Corpus, Doc
 from hoprag.engine import Engine
 from hoprag.lexicon import Lexicon
 from hoprag.walk import Budget, bridge_walk, specific
-from mcp_server.server import MAX_ENTITIES, build_server, fixed_caller
+from mcp_server.auth import fixed_caller
+from mcp_server.server import build_server
+from mcp_server.tools import MAX_ENTITIES
 from test_agent import ask
 
 MUSIQUE = ROOT / "eval_sets" / "corpora" / "musique" / "corpus.jsonl"

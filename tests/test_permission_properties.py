@@ -44,9 +44,10 @@ from hoprag.engine import Engine
 from hoprag.graph import relation_counts, local_search
 from hoprag.lexicon import load_lexicon
 from hoprag.settings import DEMO_CORPUS
-from hoprag.read import extract_facts
+from hoprag.facts import extract_facts
 from hoprag.search import Hit
-from mcp_server.server import build_server, fixed_caller
+from mcp_server.auth import fixed_caller
+from mcp_server.server import build_server
 
 PROBES = int(os.environ.get("HOPRAG_PROBES", "1500"))
 RANDOM_PROBES = 10  # per generated corpus, besides the fixed fetch and overview probes

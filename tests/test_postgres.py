@@ -27,7 +27,7 @@ from hoprag import corpus
 from hoprag.corpus import Corpus
 from hoprag.engine import Engine
 from hoprag.ingest import index
-from hoprag.read import extract_facts
+from hoprag.facts import extract_facts
 from hoprag.store import Changes, Config, Passage, StoreError, open_store
 from ingest_tree import BUDGET_METADATA, basalt_html, build
 from mcp_client import call, http_client, run

@@ -19,12 +19,12 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 
+from agents.hoprag_agent.directives import directives, normalise
 from agents.hoprag_agent.offline_model import HopragPolicyLlm
 from conftest import adk_eval
 from eval_sets import redteam
 from eval_sets.redteam import Run, build_cases, load_payloads, problems, run_all
 from hoprag.corpus import load_corpus
-from hoprag.directives import directives, normalise
 from hoprag.lexicon import load_lexicon
 from hoprag.settings import DEMO_CORPUS
 

@@ -15,7 +15,7 @@ from benchmarks.ingest_bench import until_serving
 from conftest import ServerProcess
 from hoprag.engine import Engine
 from hoprag.ingest import index
-from hoprag.live import Live
+from hoprag.reload import Reloader
 from hoprag.store import StoreError, open_store
 from ingest_tree import BUDGET_METADATA, HERON_OVERVIEW, HERON_TEAM, QUESTION, basalt_html, build
 from mcp_client import call, http_client, run
@@ -176,7 +176,7 @@ def test_a_reader_during_reindexing_never_sees_a_mix(tmp_path, request, kind):
             (src / f"f{i:02d}.txt").write_text(f"Item {i} is at version v{version}.\n")
     write(0)
     reindex(src, db)
-    live = Live(db, interval=0.01, readers=EVERYONE)
+    live = Reloader(db, interval=0.01, readers=EVERYONE)
     reader = open_store(db)
     seen: list[set[str]] = []
     done = threading.Event()
@@ -199,7 +199,7 @@ def test_a_reader_during_reindexing_never_sees_a_mix(tmp_path, request, kind):
     reader.close()
     assert all(len(versions) == 1 for versions in seen), [v for v in seen if len(v) > 1][:3]
     assert len({next(iter(v)) for v in seen}) >= 2  # the reader did overlap with the writes
-    assert {d.text.split()[-1] for d in Live(db, readers=EVERYONE).current().docs} == {"v6."}
+    assert {d.text.split()[-1] for d in Reloader(db, readers=EVERYONE).current().docs} == {"v6."}
 
 
 def downgrade_to_schema_1(db: str) -> None:

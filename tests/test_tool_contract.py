@@ -2,7 +2,7 @@
 real client sees it must equal the snapshot, so any contract change is a visible diff.
 
 To accept a deliberate change: ``HOPRAG_UPDATE_SNAPSHOT=1 pytest tests/test_tool_contract.py``,
-then review the diff of ``tests/snapshots/tools_list.json`` and update the README tools table.
+then review the diff of ``tests/snapshots/tools_list.json`` and update the tools table in ``docs/tools.md``.
 """
 
 from __future__ import annotations
@@ -33,10 +33,10 @@ def test_tools_list_matches_the_pinned_contract(http_server):
 
 
 def test_the_snapshot_names_every_documented_tool():
-    """Negative control on the snapshot itself: it is not empty and holds every README tool."""
+    """Negative control on the snapshot itself: it is not empty and holds every tool the docs' tools table lists."""
     pinned = {t["name"] for t in json.loads(SNAPSHOT.read_text(encoding="utf-8"))}
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    assert pinned and all(f"| `{name}` |" in readme for name in pinned)
+    page = (Path(__file__).parent.parent / "docs" / "tools.md").read_text(encoding="utf-8")
+    assert pinned and all(f"| `{name}` |" in page for name in pinned)
 
 
 def test_fetch_metadata_is_typed_provenance_plus_the_documents_own_keys():

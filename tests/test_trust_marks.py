@@ -20,7 +20,8 @@ from mcp import Client
 from conftest import CORPUS
 from hoprag.access import Principal
 from hoprag.engine import Engine
-from mcp_server.server import build_server, fixed_caller
+from mcp_server.auth import fixed_caller
+from mcp_server.server import build_server
 from mcp_client import run
 
 NAMES = ["Falcon", "Atlas", "Aurora", "Borealis", "Cygnus", "Draco"]

@@ -10,7 +10,7 @@ from hoprag.engine import Engine
 from hoprag.graph import local_search
 from benchmarks.chapter.sweeps import budget_sweep, knee
 from hoprag.questions import Question, score
-from hoprag.strategies import agentic, one_shot
+from benchmarks.chapter.loops import agentic, one_shot
 
 ENG, FIN = frozenset({"eng"}), frozenset({"fin"})
 DOCS = {

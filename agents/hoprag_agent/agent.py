@@ -13,15 +13,15 @@ from google.adk.agents import LlmAgent, LoopAgent, SequentialAgent
 from google.adk.tools import exit_loop
 
 from hoprag import settings as hoprag_settings
-from hoprag.settings import Settings
 
-from . import callbacks, models, offline_model, prompts  # noqa: F401  (offline_model registers the model)
+from . import callbacks, config, models, offline_model, prompts  # noqa: F401  (offline_model registers the model)
+from .config import AgentSettings
 from .toolset import CallerToolset
 
 warnings.filterwarnings("ignore", message=r".*deprecated in favor of Workflow.*", category=DeprecationWarning)
 
 
-def build(settings: Settings) -> tuple[SequentialAgent, CallerToolset]:
+def build(settings: AgentSettings) -> tuple[SequentialAgent, CallerToolset]:
     """Build the agent tree for these settings; returns it with its toolset (to close it).
 
     Loads nothing: the corpus is the MCP server's to load, and the access file (who a session
@@ -60,8 +60,8 @@ def __getattr__(name: str) -> object:
     global root_agent, toolset
     if name not in ("root_agent", "toolset"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    settings = hoprag_settings.resolve()
-    note = hoprag_settings.unused_keys_note(settings)
+    settings = config.resolve()
+    note = config.unused_keys_note(settings)
     if note:
         print(note, file=sys.stderr)
     if hoprag_settings.single_user(settings):

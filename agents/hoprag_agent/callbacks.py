@@ -18,16 +18,16 @@ from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
 from hoprag.walk import Budget
+from mcp_server.tools import NAMES
 
 from . import policy
-from .toolset import TOOLS
 
 LEDGER, PLAN, GRADE, QUESTION = "hoprag_ledger", "plan", "grade", "question"
 _REFUSED = "hoprag_refused"
 STARTED = "hoprag_searches_started"
 #: Every tool an agent is given; a call to any other name is refused here (ADK would answer it too,
 #: but the refusal belongs in the audit trace).
-KNOWN_TOOLS = frozenset([*TOOLS, "exit_loop"])
+KNOWN_TOOLS = frozenset([*NAMES, "exit_loop"])
 NO_PLAN = "the planner's reply held no JSON plan"
 
 
@@ -70,7 +70,7 @@ def before_tool(tool: BaseTool, args: dict[str, Any], tool_context: ToolContext)
     """
     if tool.name not in KNOWN_TOOLS:
         return _refuse(f"unknown tool {tool.name!r}: the tools are {', '.join(sorted(KNOWN_TOOLS))}")
-    if tool.name not in ("search", "fetch") or LEDGER not in tool_context.state:
+    if tool.name not in policy.READS or LEDGER not in tool_context.state:
         return None
     started = tool_context.state.get(STARTED, 0)
     if Budget(tool_context.state[LEDGER].get("budget", 0), started).exhausted:

@@ -17,7 +17,7 @@ from google.adk.models import LLMRegistry
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 
-from hoprag.settings import OFFLINE_MODEL, Settings, SettingsError
+from .config import OFFLINE_MODEL, AgentSettings, SettingsError
 
 
 #: LiteLLM otherwise downloads its model price list on import: a local-model run stays local.
@@ -42,7 +42,7 @@ def _family(name: str) -> type[BaseLlm]:
             "<provider>/<name> for LiteLLM (openai/<name> with HOPRAG_MODEL_BASE_URL, ollama_chat/<name>)") from None
 
 
-def model_for(settings: Settings) -> str | BaseLlm:
+def model_for(settings: AgentSettings) -> str | BaseLlm:
     """The model of these settings: a registry name, or a client bound to ``model_base_url``."""
     family = _family(settings.model)
     if family.__name__ == "LiteLlm":
@@ -65,7 +65,7 @@ def model_for(settings: Settings) -> str | BaseLlm:
                         "unset HOPRAG_MODEL_BASE_URL")
 
 
-def on_model_error(settings: Settings):
+def on_model_error(settings: AgentSettings):
     """An ``on_model_error_callback``: any failure of the model call becomes one :class:`ModelError` line.
 
     Only the model call is wrapped, so a bug in the agent's own code still shows its traceback.

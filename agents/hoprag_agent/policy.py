@@ -15,19 +15,23 @@ from typing import Any
 
 from hoprag.assess import ITEM as _ITEM, Question, stems
 from hoprag.corpus import Doc
-from hoprag.directives import directives
 from hoprag.entities import norm
 from hoprag.lexicon import Lexicon, Relation
 from hoprag.tokens import content
 from hoprag.verdict import Resolution, assess_all, resolve
-from hoprag.walk import BridgeWalker, Budget, Hop, edges_of, fuse, is_entity, reach, relation_graph, specific
+from hoprag.text import is_entity, is_name
+from hoprag.walk import BridgeWalker, Budget, Hop, edges_of, fuse, reach, relation_graph, specific
+from mcp_server.tools import MAX_QUERY_CHARS
+
+from .directives import directives
 
 Ledger = dict[str, Any]
+#: The tools that spend the read budget: one unit per call of either, whatever it returns (a failed
+#: call reached the server too); the other tools are free.
+READS = ("search", "fetch")
 SEARCH_K = 2
 #: Open mode ranks passages, so each search asks for a list (the hop's runners-up are recall, too).
 OPEN_K = 10
-#: The search tool's query limit (``mcp_server.server.MAX_QUERY_CHARS``): longer questions are cut at a word.
-MAX_QUERY_CHARS = 1000
 #: Open mode: the first search's best passage answers alone once it fits this share of the question
 #: (:func:`fit`: ``search``'s ``coverage`` and ``answers``, the IDF-weighted content words) ...
 COVERS = 0.7
@@ -78,13 +82,13 @@ def lexicon_of(overview: dict[str, Any]) -> Lexicon:
 def start_entity(question: str) -> str | None:
     """The entity a question is about, named as the reader names subjects.
 
-    Take the last run of capitalised words (skipping a sentence-initial question word) and,
-    like the reader's subject rule, keep its last word: "Project Falcon" -> "Falcon".
+    Take the last run of name words (:func:`hoprag.text.is_name`; skipping a sentence-initial
+    question word) and, like the reader's subject rule, keep its last word: "Project Falcon" -> "Falcon".
     """
     words = re.findall(r"[A-Za-z0-9][\w-]*", re.sub(r"'s\b", "", question))
     runs, current = [], []
     for i, w in enumerate(words):
-        if w[:1].isupper() and not (i == 0 and w.lower() in _WH):
+        if is_name(w) and not (i == 0 and w.lower() in _WH):
             current.append(w)
         elif current:
             runs.append(current)
@@ -204,8 +208,8 @@ def fetched(ledger: Ledger) -> list[str]:
 
 
 def spent(ledger: Ledger) -> int:
-    """Budget units used: one per search and one per fetch -- the budget caps reads, whichever tool."""
-    return len(ledger.get("searches", [])) + len(fetched(ledger))
+    """Budget units used: one per :data:`READS` call recorded -- the budget caps reads, whichever tool."""
+    return sum(c.get("tool") in READS for c in ledger.get("calls", []))
 
 
 def _unread(ledger: Ledger, entity: str, goal: str, res: Resolution, facts: dict[str, list]) -> list[str]:
@@ -349,8 +353,7 @@ def walk_of(ledger: Ledger) -> tuple[BridgeWalker, Hop | None]:
         if walker.next() is None:
             break
         walker.take([_passage(ledger, i) for i in search["results"]])
-    spent = Budget(ledger["budget"], len(ledger["searches"]))
-    return walker, None if spent.exhausted else walker.next()
+    return walker, None if Budget(ledger["budget"], spent(ledger)).exhausted else walker.next()
 
 
 def _answering(ledger: Ledger, search: dict[str, Any]) -> list[dict[str, Any]]:

@@ -13,22 +13,23 @@ from hoprag import settings as hoprag_settings
 from hoprag.access import AccessError
 from hoprag.corpus import load_corpus
 
-from . import policy
+from . import config, policy
 from .agent import build
 from .callbacks import LEDGER
+from .config import AgentSettings
 from .models import model_for
 
 APP = "hoprag_agent"
 
 
-def prepare(user_id: str | None = None, **flags: Any) -> tuple[hoprag_settings.Settings, str]:
+def prepare(user_id: str | None = None, **flags: Any) -> tuple[AgentSettings, str]:
     """Resolve the settings and check everything a first run gets wrong, before any subprocess or model call.
 
-    Raises the engine's one-line errors: :class:`~hoprag.settings.SettingsError` (a bad setting or
+    Raises the engine's one-line errors: :class:`~.config.SettingsError` (a bad setting or
     model name), :class:`~hoprag.access.AccessError` (a named access file missing, an unknown user) and
     :class:`~hoprag.corpus.CorpusError` (a corpus the stdio server could not load).
     """
-    settings = hoprag_settings.resolve(**flags)
+    settings = config.resolve(**flags)
     user = user_id or hoprag_settings.DEFAULT_USER
     if settings.mcp_url is None and settings.store is None:  # the stdio server loads this corpus: fail here, in one line
         load_corpus(settings.corpus)
@@ -49,14 +50,14 @@ async def ask(question: str, user_id: str | None = None, corpus: Path | None = N
               store: str | Path | None = None, **flags: Any) -> dict[str, Any]:
     """Answer ``question`` as ``user_id`` (default ADK's ``user``); the structured fields come from the gate.
 
-    ``flags`` are :func:`hoprag.settings.resolve` flags (``corpus``, ``access``, ``model`` ...). A
+    ``flags`` are :func:`.config.resolve` flags (``corpus``, ``access``, ``model`` ...). A
     failing model raises :class:`.models.ModelError`.
     """
     settings, user_id = prepare(user_id, corpus=corpus, access=access, store=store, **flags)
     return await answer(settings, user_id, question)
 
 
-async def answer(settings: hoprag_settings.Settings, user_id: str, question: str) -> dict[str, Any]:
+async def answer(settings: AgentSettings, user_id: str, question: str) -> dict[str, Any]:
     """Run the agent tree of ``settings`` on one question as ``user_id`` (checked by :func:`prepare`).
 
     Raises :class:`QuestionError` for a question that cannot be asked, before anything starts."""

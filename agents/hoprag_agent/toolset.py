@@ -24,8 +24,7 @@ from mcp.client.stdio import get_default_environment
 
 from hoprag.access import Access, Principal, load_access
 from hoprag.settings import NOTED
-
-TOOLS = ["search", "fetch", "graph_walk", "graph_hops", "graph_overview", "grep"]
+from mcp_server.tools import NAMES
 
 
 class CallerToolset(BaseToolset):
@@ -47,7 +46,7 @@ class CallerToolset(BaseToolset):
             os.environ.setdefault("GOOGLE_API_USE_CLIENT_CERTIFICATE", "false")  # no GCE metadata probe
             self._http = McpToolset(
                 connection_params=StreamableHTTPConnectionParams(url=mcp_url, timeout=30),
-                header_provider=self._bearer, tool_filter=TOOLS)
+                header_provider=self._bearer, tool_filter=list(NAMES))
 
     @property
     def access(self) -> Access:
@@ -84,7 +83,7 @@ class CallerToolset(BaseToolset):
             self._stdio[principal.name] = McpToolset(
                 connection_params=StdioConnectionParams(
                     server_params=StdioServerParameters(command=sys.executable, args=args, env=env), timeout=60),
-                tool_filter=TOOLS)
+                tool_filter=list(NAMES))
         return self._stdio[principal.name]
 
     async def get_tools(self, readonly_context: Optional[ReadonlyContext] = None) -> list[BaseTool]:

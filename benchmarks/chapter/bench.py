@@ -30,10 +30,10 @@ from tqdm import tqdm
 from hoprag.access import load_access
 from benchmarks.chapter.costs import context_costs, utilization
 from hoprag.engine import Engine
-from hoprag.settings import DEMO_CORPUS, resolve
+from hoprag.settings import DEMO_CORPUS
 from benchmarks.chapter.sweeps import budget_sweep, k_sweep, knee
 from hoprag.questions import Question, load_questions, score
-from hoprag.strategies import agentic, one_shot
+from benchmarks.chapter.loops import agentic, one_shot
 
 OUT = Path(__file__).resolve().parent / "out" / "chapter"
 #: The numbers the chapter prints (sections 15.4 and 15.8), to set ours against.
@@ -118,6 +118,8 @@ def agent_cost(questions: Sequence[Question], principals: dict[str, str], corpus
     accuracy = round(sum(r["correct"] for r in rows) / n, 2)
     goal = {"accuracy": accuracy >= GOAL["accuracy"], "searches": means["searches"] <= GOAL["searches"],
             "docs_read": means["docs_read"] <= GOAL["docs_read"]}
+    from agents.hoprag_agent.config import resolve
+
     return {"model": resolve().model, "questions": rows, "mean": means, "accuracy": accuracy,
             "goal": GOAL, "goal_met": goal | {"all": all(goal.values())}}
 

@@ -6,9 +6,9 @@ path (the integrity gate before extraction, :meth:`hoprag.Engine.table`) everywh
 
 from __future__ import annotations
 
-from hoprag.directives import directives
+from agents.hoprag_agent.directives import directives
 from hoprag.engine import Engine
-from hoprag.read import facts_from
+from hoprag.facts import facts_from
 
 
 def naive_agent(engine: Engine, query: str, groups: frozenset[str], subject: str, relation: str, k: int = 3):

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from hoprag.engine import Engine
 from hoprag.questions import Question, score
-from hoprag.strategies import agentic, one_shot
+from benchmarks.chapter.loops import agentic, one_shot
 
 
 @dataclass(frozen=True)

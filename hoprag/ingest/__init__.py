@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable, Sequence
 from ..corpus import (FIELDS, OWN_KEYS, CorpusError, Doc, Problem, load_allowlist, load_config, make_doc,
                       valid_text)
 from ..lexicon import LexiconError, load_lexicon
-from ..read import extract_facts
+from ..facts import extract_facts
 from ..store import Changes, Config, Passage, Store
 from . import meta
 from .chunk import VERSION as CHUNKING, chunk
@@ -382,7 +382,7 @@ def prepare(store: Store, principals: Sequence[frozenset[str]] = (), ranker: str
 
     start = time.perf_counter()
     readers = frozenset().union(*principals) if principals else None
-    engine = Engine.from_snapshot(store.snapshot(readers), ranker)  # packs the passages for the next reader
+    engine = Engine.over(store, ranker, readers)  # packs the passages for the next reader
     engine.derive()
     for groups in [*principals, *([engine.served_groups] if everyone else [])]:
         engine.warm(groups)

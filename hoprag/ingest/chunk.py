@@ -37,6 +37,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from ..corpus import SECTION_SEPARATOR
+from ..text import SENTENCE_END
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -46,8 +47,7 @@ if TYPE_CHECKING:
 MAX_PASSAGE_CHARS = 1500
 MIN_PASSAGE_CHARS = 300
 #: What the readers and this chunker make of a file: change it with them, and every file is read again.
-VERSION = "2"
-_SENTENCE_END = re.compile(r"(?<=[.!?])(\s+)")
+VERSION = "3"
 _LIST_ITEM = re.compile(r"^[ \t]{0,3}(?:(?:[-*+]|\d{1,9}[.)])[ \t]|\|)")  # a list item's or a table row's first line
 _FENCE_CLOSE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*$")
 #: What only the Markdown parser reads right, besides code, HTML and tabs anywhere (:func:`_plain_blocks`):
@@ -280,8 +280,9 @@ def _prose_atoms(block: str, limit: int) -> list[tuple[str, str]]:
             items[-1].append(x)
         parts = [("\n", "\n".join(i)) for i in items]
     else:
-        split = _SENTENCE_END.split(block)  # sentences, each after the whitespace before it
-        parts = [("" if n == 0 else split[n - 1], split[n]) for n in range(0, len(split), 2)]
+        ends = list(SENTENCE_END.finditer(block))  # sentences, each after the whitespace before it
+        starts, stops = [0, *(m.end() for m in ends)], [*(m.start() for m in ends), len(block)]
+        parts = [(sep, block[a:b]) for sep, a, b in zip(["", *(m.group() for m in ends)], starts, stops)]
     out: list[tuple[str, str]] = []
     for sep, text in parts:
         if len(text) <= limit:

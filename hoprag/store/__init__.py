@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from ..corpus import Doc
 from ..lexicon import Lexicon, Relation
-from ..read import Triple
+from ..facts import Triple
 from ..cache import Derived
 from ..passages import Passages
 

@@ -141,8 +141,8 @@ class PostgresStore:
             try:
                 return work(self._conn)
             except self._pg.errors.InsufficientPrivilege as exc:
-                raise StoreError(f"{self.name}: permission denied: {_first_line(exc)} (see the README's "
-                                 "PostgreSQL roles and grants)") from None
+                raise StoreError(f"{self.name}: permission denied: {_first_line(exc)} (see docs/stores.md, "
+                                 "Roles and grants)") from None
             except self._pg.Error as exc:
                 if self._conn.broken:
                     self._conn.close()

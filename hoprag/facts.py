@@ -6,21 +6,20 @@ The reader trusts nothing by itself: the product reads only what :mod:`.integrit
 
 from __future__ import annotations
 
-import re
 from typing import Callable, Iterable, Sequence
 
 from .corpus import Doc
 from .lexicon import Lexicon
+from .text import is_entity, sentences
 
 Triple = tuple[str, str, str]
 #: ``(subject, relation)`` -> ``[(object, doc_id), ...]`` with provenance, as the chapter's table.
 FactTable = dict[tuple[str, str], list[tuple[str, str]]]
-_SENTENCE = re.compile(r"[.\n]")
 
 
 def _subject(pre: str) -> str:
-    caps = [w for w in pre.split() if w[:1].isupper()]
-    return caps[-1] if caps else (pre.split()[-1] if pre.split() else "")
+    names = [w for w in pre.split() if is_entity(w)]
+    return names[-1] if names else (pre.split()[-1] if pre.split() else "")
 
 
 def _object(post: str) -> str:
@@ -35,7 +34,7 @@ def extract_facts(doc: Doc, lexicon: Lexicon) -> tuple[Triple, ...]:
     """Pull ``(subject, relation, object)`` triples from one document.
 
     Precomputed ``doc.triples`` win; otherwise, per sentence and per cue in lexicon order,
-    the subject is the last capitalised word before the cue and the object the phrase after.
+    the subject is the last name word (:func:`~hoprag.text.is_entity`) before the cue and the object the phrase after.
     """
     if doc.triples is not None:
         return doc.triples
@@ -44,7 +43,7 @@ def extract_facts(doc: Doc, lexicon: Lexicon) -> tuple[Triple, ...]:
         text = doc.text.lower()
         cues = tuple((cue, relation) for cue, relation in cues if cue in text)
     triples = []
-    for sentence in _SENTENCE.split(doc.text) if cues else ():
+    for sentence in sentences(doc.text) if cues else ():
         low = sentence.lower()
         for cue, relation in cues:
             if cue in low:

@@ -4,7 +4,7 @@ The server listens as soon as its corpus is loaded; every principal's index and 
 built beside the listener (a request arriving first builds its caller's, once: it never waits for
 the others). To reload a changed corpus or access file, restart the process (it holds no other
 state). Served from a store (``--store``), a committed ``hoprag index`` is picked up without a
-restart (:mod:`hoprag.live`), warmed before it is swapped in.
+restart (:mod:`hoprag.reload`), warmed before it is swapped in.
 """
 
 from __future__ import annotations
@@ -28,10 +28,11 @@ from hoprag import settings
 from hoprag.access import AccessError
 from hoprag.corpus import CorpusError
 from hoprag.engine import Engine
-from hoprag.live import Live
+from hoprag.reload import Reloader
 from hoprag.search import RANKERS
 
-from .server import build_server, fixed_caller, http_app, http_caller
+from .auth import fixed_caller, http_caller
+from .server import build_server, http_app
 
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -106,11 +107,11 @@ def serve(
         live = None
         if loaded is None:
             readers = frozenset().union(*(p.groups for p in principals))
-            live = Live(resolved.store, resolved.ranker, warm, on_swap=_refreeze, readers=readers)
+            live = Reloader(resolved.store, resolved.ranker, warm, on_swap=_refreeze, readers=readers)
             current: Engine | Callable[[], Engine] = live.current
         else:
             current = loaded
-        caller = fixed_caller(who, current) if transport == "stdio" else http_caller(operator)
+        caller = fixed_caller(who) if transport == "stdio" else http_caller(operator)
     except BaseException as exc:
         gc.enable()  # nothing loaded to protect
         if not isinstance(exc, (CorpusError, AccessError, ValueError)):
@@ -168,7 +169,7 @@ class Busy:
         return self._idle.wait(at_most)
 
 
-def _warm_up(warm: Callable[[Engine], None], engine: Engine, live: Live | None) -> None:
+def _warm_up(warm: Callable[[Engine], None], engine: Engine, live: Reloader | None) -> None:
     """Build every principal's structures of the first engine, then hand its objects to the collector
     as frozen (they live for the process: no GC pass should scan them), and only then look for newer
     generations: a reload must not race the first warm-up."""

@@ -1,9 +1,9 @@
-"""A live engine over a store: a committed change is served without a restart, never half-applied.
+"""Reloading an engine over a store: a committed change is served without a restart, never half-applied.
 
 A poller reads the store's generation counter (one indexed row) every ``interval`` seconds, or
 as soon as the store announces a commit (PostgreSQL ``LISTEN``/``NOTIFY``); on a new generation it
 builds a complete engine from one snapshot in the background, warms it (the callers' views and
-graphs) and only then swaps the reference. Callers take :meth:`Live.current` once per request, so
+graphs) and only then swaps the reference. Callers take :meth:`Reloader.current` once per request, so
 every request is answered by exactly one generation. The first engine is served as soon as it is
 loaded: its warm-up is the caller's to run (``hoprag serve`` runs it beside the listener).
 """
@@ -18,13 +18,13 @@ from typing import Callable
 from .engine import Engine
 from .store import open_store
 
-log = logging.getLogger("hoprag.live")
+log = logging.getLogger("hoprag.reload")
 
 #: How often a serving process looks for a new generation (the reload latency is this plus a build).
 POLL_SECONDS = 0.5
 
 
-class Live:
+class Reloader:
     """The current engine of a store; ``warm`` runs on each reloaded engine before it is swapped in."""
 
     def __init__(self, store: str | Path, ranker: str | None = None, warm: Callable[[Engine], None] = lambda e: None,
@@ -35,13 +35,13 @@ class Live:
         self.path, self.ranker, self.warm, self.interval, self.on_swap = store, ranker, warm, interval, on_swap
         self.readers = readers
         self._store = open_store(store)
-        self._engine = Engine.from_snapshot(self._store.snapshot(readers), ranker)
+        self._engine = Engine.over(self._store, ranker, readers)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def _build(self) -> Engine:
         """A complete engine, warmed before it is swapped in, so no request after a swap pays for a build."""
-        engine = Engine.from_snapshot(self._store.snapshot(self.readers), self.ranker)
+        engine = Engine.over(self._store, self.ranker, self.readers)
         self.warm(engine)
         return engine
 
@@ -75,7 +75,7 @@ class Live:
                     log.warning("store reachable again, serving generation %d", self._engine.generation)
                 failing = ""
 
-    def start(self) -> "Live":
+    def start(self) -> "Reloader":
         self._thread = threading.Thread(target=self._run, name="hoprag-store-poll", daemon=True)
         self._thread.start()
         return self

@@ -1,16 +1,17 @@
-"""Retrieval strategies as library functions: the one-shot baseline and the agentic loop.
+"""The chapter's two retrieval loops over an engine: the one-shot baseline and the agentic loop.
 
 Both are the chapter's (sections 15.2-15.4) over an :class:`~hoprag.engine.Engine`, so they
-run on any corpus and every ranker; both walk through :mod:`.walk`.
+run on any corpus and every ranker; both walk through :mod:`hoprag.walk`. Only the chapter's
+benchmark and its tests run them: the product's loop is the agent's.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .engine import Engine
-from .settings import DEFAULT_BUDGET
-from .walk import Budget, Frontier, edges_of_table, is_entity, reach, relation_graph
+from hoprag.engine import Engine
+from hoprag.text import is_entity
+from hoprag.walk import DEFAULT_BUDGET, Budget, Frontier, edges_of_table, reach, relation_graph
 
 
 @dataclass(frozen=True)

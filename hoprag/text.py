@@ -1,0 +1,44 @@
+"""The text rules every reader of the engine shares: where a sentence ends, and what is a name.
+
+One rule each, so the fact reader, the entity index, the highlights of a search hit and the chunker
+cut text at the same sentence ends, and the reader's subjects, the entity index's names, the relation
+walk's next searches and the agent's start entity agree on what a name is.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Where a sentence ends: after ``.``, ``!`` or ``?`` and white space, when what follows can start one (a
+#: capital, a digit, a quote or a bracket) and the stop ends no initial ("Harris W. Fawell"), no two-letter
+#: abbreviation ("St. Louis", "Mr.") and no "e.g.", "i.e.", "vs.", "etc." ("v1.2" has no space: no end).
+SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)(?<!\b[A-Z][a-z]\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)(?<!\betc\.)"
+                          r"\s+(?=[\"'`(\[*A-Z0-9])")
+
+#: Lower-case words allowed inside a proper name ("Church of England", "Ludwig van Beethoven").
+CONNECTORS = frozenset("of the de du la le del della von van der den da di des y and for upon on".split())
+MONTHS = frozenset("january february march april may june july august september october november december".split())
+
+
+def sentences(text: str) -> list[str]:
+    """``text`` cut at its sentence ends and its line breaks (a heading, list item or table row is a line)."""
+    return [sentence for line in text.split("\n") for sentence in SENTENCE_END.split(line)]
+
+
+def is_name(surface: str) -> bool:
+    """A proper-name-like surface (every word capitalised or a connector), not a date or a number:
+    some word is a capitalised one that is not a month.
+
+    Bridges between passages are named things; "seventh studio album", "April and June" or "April
+    4, 2010" are not, nor is a connector alone ("on" in "What does Falcon depend on?").
+    """
+    words = surface.split()
+    if any(w[:1].islower() and w.lower() not in CONNECTORS for w in words):
+        return False
+    return any(w[:1].isalpha() and not w[:1].islower() and w.lower().strip(",.") not in MONTHS for w in words)
+
+
+def is_entity(name: str) -> bool:
+    """One name word: what the reader takes as a fact's subject and a relation walk searches for
+    next (the chapter's rule: "Project Falcon" is read, and searched, as "Falcon")."""
+    return len(name.split()) == 1 and is_name(name)
