@@ -150,8 +150,9 @@ def graphs(
     store: Path = typer.Option(..., "--store", help="A store built by `hoprag index --access` (say the 100k "
                                "synthetic corpus of `hoprag bench ingest`)."),
     access: Path = typer.Option(..., "--access", help="Its access file; its first token asks."),
-    against: Path = typer.Option(..., "--against", help="Another checkout of hoprag (say the commit before "
-                                 "networkx, `git worktree add`): its server takes turns with this one's."),
+    against: Optional[Path] = typer.Option(None, "--against", help="Another checkout of hoprag (say the commit "
+                                           "before networkx, `git worktree add`): its server takes turns with this "
+                                           "one's and their answers are compared."),
     queries: Optional[Path] = typer.Option(None, "--queries", help="JSON list of graph_hops questions [default: "
                                            "queries.json beside the access file, as synthetic corpora have]."),
     runs: int = typer.Option(3, "--runs", min=1, help="Launches of each server, alternating."),
@@ -161,8 +162,8 @@ def graphs(
     ranker: str = typer.Option("bm25-titles", "--ranker"),
     out: Path = typer.Option(OUT / "graphs", "--out", help="Directory for graphs.json."),
 ) -> dict[str, Any]:
-    """graph_walk, graph_overview and graph_hops of this checkout against another, cold start included,
-    each answer compared; then networkx.pagerank on the same mention graph."""
+    """graph_walk, graph_overview and graph_hops of this checkout (against another, each answer compared),
+    cold start included; then networkx.pagerank on the same mention graph."""
     questions = json.loads((queries or access.parent / "queries.json").read_text(encoding="utf-8"))
     operator = load_access(access)
     token, principal = next(iter(operator.tokens.items()))
@@ -172,14 +173,14 @@ def graphs(
     calls = probes(engine, groups, questions, walks)
     argv = [sys.executable, "-m", "mcp_server", "--transport", "http", "--port", "0", "--ranker", ranker,
             "--store", str(store.resolve()), "--access", str(access.resolve())]
-    trees = {"this checkout": Path(__file__).resolve().parent.parent, "--against": against.resolve()}
+    trees = {"this checkout": Path(__file__).resolve().parent.parent, **({"--against": against.resolve()} if against else {})}
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
     for _ in range(runs):
         for name, tree in trees.items():  # `python -m mcp_server` imports from the working directory first
             rows[name].append(serve(tree, argv, token, questions[0], calls))
     report: dict[str, Any] = {"machine": machine(), "load_average": os.getloadavg()[0], "store": str(store),
                               "principal": principal, "passages": len(engine.docs), "runs": runs,
-                              "answers": compare(rows, calls), "rows": rows}
+                              "answers": compare(rows, calls) if against else {}, "rows": rows}
     if networkx_calls:
         report["networkx"] = networkx_pagerank(engine, groups, questions, networkx_calls)
     report["load_average_after"] = os.getloadavg()[0]
