@@ -71,11 +71,12 @@ def serve(tree: Path, argv: list[str], token: str, first: str, calls: Sequence[t
     with ServerProcess(argv, cwd=tree) as proc:
         listening_cpu = cpu_s(proc.pid)
         first_search(proc, token, first)
-        answered = time.perf_counter() - launched
+        answered, answered_cpu = time.perf_counter() - launched, cpu_s(proc.pid)
         until_warm(proc)
         warm = time.perf_counter() - launched
         row: dict[str, Any] = {"listening_s": round(proc.startup_s, 2), "listening_cpu_s": round(listening_cpu, 2),
-                               "first_answer_s": round(answered, 2), "warm_s": round(warm, 2),
+                               "first_answer_s": round(answered, 2), "first_answer_cpu_s": round(answered_cpu, 2),
+                               "warm_s": round(warm, 2), "warm_cpu_s": round(cpu_s(proc.pid), 2),
                                "rss_mb": round(proc.rss_mb(), 1), "ms": {}, "cpu_ms": {}, "answers": []}
         with httpx.Client(headers={**HEADERS, "Authorization": f"Bearer {token}"}, timeout=120) as client:
             for name, arguments in calls:
@@ -194,18 +195,19 @@ def table(report: dict[str, Any], trees: dict[str, Path]) -> str:
     """Medians of the cold start over the runs; tool latencies over every call of every run."""
     lines = [f"{report['store']}: {report['passages']:,} passages, as {report['principal']}, {report['runs']} "
              f"alternating launches each, load average {report['load_average']:.1f} -> {report['load_average_after']:.1f}",
-             "", "| server | listening s | first search answered s | every principal warm s | RSS MB | "
-             "graph_overview p50 / p99 ms (server CPU ms per call) | graph_walk … | graph_hops … |",
+             "", "| server | listening s (CPU s) | first search answered s (CPU s) | every principal warm s (CPU s) | "
+             "RSS MB | graph_overview p50 / p99 ms (server CPU ms per call) | graph_walk … | graph_hops … |",
              "|---|---|---|---|---|---|---|---|"]
     for name, got in report["rows"].items():
-        med = {key: statistics.median(r[key] for r in got) for key in ("listening_s", "first_answer_s", "warm_s", "rss_mb")}
+        med = {key: statistics.median(r[key] for r in got) for key in got[0] if key.endswith(("_s", "_mb"))}
         cells = []
         for tool in ("graph_overview", "graph_walk", "graph_hops"):
             ms = [m for r in got for m in r["ms"][tool]]
             cpu = sum(r["cpu_ms"][tool] for r in got) / len(ms)
             cells.append(f"{_pct(ms, 50):.1f} / {_pct(ms, 99):.1f} ({cpu:.1f})")
-        lines.append(f"| {name} ({trees[name]}) | {med['listening_s']:.2f} | {med['first_answer_s']:.2f} | "
-                     f"{med['warm_s']:.2f} | {med['rss_mb']:.0f} | " + " | ".join(cells) + " |")
+        lines.append(f"| {name} ({trees[name]}) | " + " | ".join(f"{med[f'{key}_s']:.2f} ({med[f'{key}_cpu_s']:.2f})"
+                                                               for key in ("listening", "first_answer", "warm"))
+                     + f" | {med['rss_mb']:.0f} | " + " | ".join(cells) + " |")
     lines.append("")
     for tool, t in report["answers"].items():
         extra = (f"; same ranking {t['same_ranking']}/{t['calls']}, largest score difference {t['max_score_diff']:.1e}"
