@@ -65,6 +65,12 @@ def probes(engine: Engine, groups: frozenset[str], queries: Sequence[str], walks
             + [("graph_hops", {"query": q, "k": 5}) for q in queries])
 
 
+def cpu_ns(pid: int) -> int:
+    """Nanoseconds every thread of a process has run (``/proc/<pid>/task/*/schedstat``): one call's CPU
+    time, which a busy machine does not stretch as it stretches wall-clock latency."""
+    return sum(int(path.read_text().split()[0]) for path in Path(f"/proc/{pid}/task").glob("*/schedstat"))
+
+
 def serve(tree: Path, argv: list[str], token: str, first: str, calls: Sequence[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     """Cold start of one server of ``tree``, then every call in order once it is warm."""
     launched = time.perf_counter()
@@ -80,9 +86,9 @@ def serve(tree: Path, argv: list[str], token: str, first: str, calls: Sequence[t
                                "rss_mb": round(proc.rss_mb(), 1), "ms": {}, "cpu_ms": {}, "answers": []}
         with httpx.Client(headers={**HEADERS, "Authorization": f"Bearer {token}"}, timeout=120) as client:
             for name, arguments in calls:
-                used = cpu_s(proc.pid)
+                used = cpu_ns(proc.pid)
                 ms, answer = call(client, proc.base, name, arguments)
-                row["cpu_ms"][name] = row["cpu_ms"].get(name, 0.0) + (cpu_s(proc.pid) - used) * 1000
+                row["cpu_ms"].setdefault(name, []).append((cpu_ns(proc.pid) - used) / 1e6)
                 row["ms"].setdefault(name, []).append(ms)
                 row["answers"].append(answer)
         return row
@@ -196,15 +202,14 @@ def table(report: dict[str, Any], trees: dict[str, Path]) -> str:
     lines = [f"{report['store']}: {report['passages']:,} passages, as {report['principal']}, {report['runs']} "
              f"alternating launches each, load average {report['load_average']:.1f} -> {report['load_average_after']:.1f}",
              "", "| server | listening s (CPU s) | first search answered s (CPU s) | every principal warm s (CPU s) | "
-             "RSS MB | graph_overview p50 / p99 ms (server CPU ms per call) | graph_walk … | graph_hops … |",
+             "RSS MB | graph_overview p50 / p99 ms (server CPU p50 / p99 ms) | graph_walk … | graph_hops … |",
              "|---|---|---|---|---|---|---|---|"]
     for name, got in report["rows"].items():
         med = {key: statistics.median(r[key] for r in got) for key in got[0] if key.endswith(("_s", "_mb"))}
         cells = []
         for tool in ("graph_overview", "graph_walk", "graph_hops"):
-            ms = [m for r in got for m in r["ms"][tool]]
-            cpu = sum(r["cpu_ms"][tool] for r in got) / len(ms)
-            cells.append(f"{_pct(ms, 50):.1f} / {_pct(ms, 99):.1f} ({cpu:.1f})")
+            ms, cpu = ([m for r in got for m in r[key][tool]] for key in ("ms", "cpu_ms"))
+            cells.append(f"{_pct(ms, 50):.1f} / {_pct(ms, 99):.1f} ({_pct(cpu, 50):.1f} / {_pct(cpu, 99):.1f})")
         lines.append(f"| {name} ({trees[name]}) | " + " | ".join(f"{med[f'{key}_s']:.2f} ({med[f'{key}_cpu_s']:.2f})"
                                                                for key in ("listening", "first_answer", "warm"))
                      + f" | {med['rss_mb']:.0f} | " + " | ".join(cells) + " |")
