@@ -50,7 +50,7 @@ class Graph:
         return self.g.number_of_nodes()
 
     def edge_count(self) -> int:
-        return self.g.number_of_edges()
+        return sum(self.relations.values())  # networkx counts a multigraph's edges node by node (30 ms at 100k)
 
 
 def build_graph(stated: Iterable[tuple[str, dt.date | None, Sequence[Triple]]]) -> Graph:
