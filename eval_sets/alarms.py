@@ -26,7 +26,7 @@ from types import ModuleType
 from typing import Iterator, Sequence
 
 from hoprag.ingest.chunk import chunk
-from hoprag.ingest.formats import READERS, plain
+from hoprag.formats import READERS, plain
 
 #: Suffixes read as documents; ``.rst`` as plain text (``hoprag index`` skips it, a ``.txt`` copy is read so).
 SUFFIXES = (*(s for s in READERS if s != ".pdf"), ".rst")

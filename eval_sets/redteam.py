@@ -329,10 +329,11 @@ def dump(value: dict[str, Any]) -> str:
     return json.dumps(value, indent=1, ensure_ascii=False) + "\n"
 
 
-def clean_runs(cases: Sequence[Case], workdir: Path) -> list[Run]:
-    """Run every question on the clean twin (written under ``workdir``)."""
+def clean_runs(cases: Sequence[Case], workdir: Path, asked: Sequence[Case] | None = None) -> list[Run]:
+    """Run every question, or those of ``asked``, on the clean twin of ``cases`` (written under
+    ``workdir``); the twin holds every case's documents, so a case ranks alike either way."""
     twin = write_corpus(workdir / "clean-twin", cases, with_payloads=False)
-    return run_all(twin, [c.question for c in cases])
+    return run_all(twin, [c.question for c in (cases if asked is None else asked)])
 
 
 # --- measurement -----------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .yamlfile import READ_ERRORS, read_yaml
+from .yamlfile import READ_ERRORS, mapping, read_yaml
 
 
 #: The one principal of single-user mode (no access file).
@@ -109,12 +109,7 @@ def load_access(path: str | Path) -> Access:
         data = read_yaml(path) or {}
     except READ_ERRORS as exc:
         raise AccessError(f"{path}: cannot read access file: {exc}") from exc
-    if not isinstance(data, dict):
-        raise AccessError(f"{path}: expected a mapping with principals, tokens, users")
-    unknown = [k for k in data if k not in ("principals", "tokens", "users")]
-    if unknown:
-        name = unknown[0] if isinstance(unknown[0], str) else "(a non-string key)"
-        raise AccessError(f"{path}: field '{name}': unknown key")
+    mapping(data, ("principals", "tokens", "users"), str(path), AccessError)
     raw = data.get("principals")
     if not isinstance(raw, dict) or not raw:
         raise AccessError(f"{path}: field 'principals': expected a non-empty mapping")

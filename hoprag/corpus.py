@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-import yaml
-
+from .formats import READERS, Problem, Record, markdown
 from .lexicon import Lexicon, LexiconError, load_lexicon
 from .yamlfile import READ_ERRORS, read_yaml
 
@@ -57,7 +56,7 @@ class _Short(reprlib.Repr):
 _SHOW = _Short()
 
 
-def _field(key: Any) -> str:
+def field_name(key: Any) -> str:
     """A record key as a field name, quoted when it is not a plain one (YAML keys may be numbers,
     dates, null, empty or hold newlines)."""
     return key if isinstance(key, str) and key.isprintable() and key else _SHOW.repr(key)
@@ -112,23 +111,6 @@ class Doc:
 def shares(doc_groups: frozenset[str], caller_groups: frozenset[str]) -> bool:
     """hoprag's own permission check: a caller reads a document sharing any of its groups."""
     return not doc_groups.isdisjoint(caller_groups)
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One validation failure: where (file or file:line), which field, what is wrong; ``reason``
-    (optional) is the short kind ``hoprag index`` counts files by (``not valid UTF-8``)."""
-
-    where: str
-    field: str
-    message: str
-    reason: str = field(default="", compare=False)
-
-    def __str__(self) -> str:
-        # One line, always printable: file names, keys and parser messages may hold line breaks
-        # or lone surrogates.
-        text = " ".join(f"{self.where}: field '{self.field}': {self.message}".splitlines())
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 class CorpusError(ValueError):
@@ -263,7 +245,7 @@ def _check(record: dict[str, Any], where: str, allowed: Iterable[str],
         if key in OWN_KEYS:
             problems.append(Problem(where, key, "only a JSONL line carries triples (precomputed facts); remove it here"))
         elif (own := misspelt(key)) is not None and key not in keep:
-            problems.append(Problem(where, _field(key), f"looks like a misspelling of '{own}', one of hoprag's own keys "
+            problems.append(Problem(where, field_name(key), f"looks like a misspelling of '{own}', one of hoprag's own keys "
                                     f"({', '.join(allowed)}): fix it, or if it is ordinary metadata list it under "
                                     "metadata_keys: in corpus.yaml", reason="with a misspelt hoprag key"))
         else:
@@ -360,40 +342,6 @@ def _triples(value: Any, where: str) -> tuple[tuple[tuple[str, str, str], ...] |
     return tuple((s.strip(), r.strip(), o.strip()) for s, r, o in value), []
 
 
-def _front_matter(raw: str, where: str) -> tuple[dict[str, Any] | None, str, list[Problem]]:
-    if not raw.startswith("---"):
-        return None, "", [Problem(where, "front matter", "file must start with a '---' YAML front-matter block")]
-    parts = re.split(r"^---[ \t]*\r?$", raw, maxsplit=2, flags=re.M)
-    if len(parts) < 3:
-        return None, "", [Problem(where, "front matter", "no closing '---' line: end the front matter with a line of "
-                                  "three dashes (a file that starts with '---' opens YAML front matter)")]
-    fix = "fix the front matter (the YAML between the '---' lines)"
-    try:
-        meta = yaml.safe_load(parts[1])
-    except RecursionError:
-        return None, "", [Problem(where, "front matter", f"invalid YAML: nested too deeply; {fix}")]
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""  # the block starts on the first line
-        return None, "", [Problem(where, "front matter", f"invalid YAML{at}: {exc.problem or exc.context}; {fix}")]
-    except (yaml.YAMLError, ValueError) as exc:  # ValueError: impossible dates, integers past Python's digit limit
-        return None, "", [Problem(where, "front matter", f"invalid YAML: {exc}; {fix}")]
-    if meta is None:
-        meta = {}  # an empty block, or only comments, states nothing
-    if not isinstance(meta, dict):
-        return None, "", [Problem(where, "front matter", f"expected a mapping of fields (key: value lines); {fix}")]
-    return meta, parts[2].strip(), []
-
-
-def _read_text(path: Path) -> tuple[str | None, list[Problem]]:
-    try:
-        return path.read_bytes().decode("utf-8"), []
-    except UnicodeDecodeError as exc:
-        return None, [Problem(str(path), "encoding", f"not valid UTF-8 ({exc.reason} at byte {exc.start})")]
-    except OSError as exc:
-        return None, [Problem(str(path), "file", f"unreadable: {exc.strerror or exc}")]
-
-
 def make_doc(meta: dict[str, Any], text: Any, where: str, allowed: tuple[str, ...], defaults: dict[str, Any],
              keep: Iterable[str] = (), path: str = "",
              lenient: bool = False) -> tuple[Doc | None, list[Problem], list[Problem]]:
@@ -404,7 +352,7 @@ def make_doc(meta: dict[str, Any], text: Any, where: str, allowed: tuple[str, ..
     refuses the document, or with ``lenient`` leaves it out with a note (``hoprag index``)."""
     record = {**defaults, **meta}
     fields, extra, problems = _check(record, where, allowed, keep)
-    problems += [Problem(where, _field(key), "not valid Unicode (a lone surrogate escape such as \\ud800)")
+    problems += [Problem(where, field_name(key), "not valid Unicode (a lone surrogate escape such as \\ud800)")
                  for key, value in [*record.items(), ("text", text)] if _lone_surrogate(key) or _lone_surrogate(value)]
     triples, more = _triples(record.get("triples"), where)
     problems += more
@@ -425,71 +373,42 @@ def make_doc(meta: dict[str, Any], text: Any, where: str, allowed: tuple[str, ..
     return Doc(text=text.strip(), triples=triples, path=path, front_matter=front_matter, **fields), [], notes
 
 
-def _markdown_docs(root: Path, defaults: dict[str, Any],
-                   keep: Iterable[str]) -> tuple[list[tuple[Doc, str]], list[Problem]]:
-    docs, problems = [], []
+def _corpus_files(root: Path) -> tuple[list[Path], list[Problem]]:
+    """A corpus directory's documents (``*.md``); any other file but its config files is a problem naming it."""
+    files, problems = [], []
     for path in sorted(root.iterdir()):
         if path.name.startswith(".") or path.name in CONFIG_FILES:
             continue
         if path.suffix != ".md" or not path.is_file():
             problems.append(Problem(str(path), "file", "not a document (*.md) or a known config file "
                                     f"({', '.join(CONFIG_FILES)}); move it out of the corpus directory"))
-            continue
-        raw, bad = _read_text(path)
-        if raw is None:
-            problems += bad
-            continue
-        meta, body, bad = _front_matter(raw, str(path))
-        if meta is None:
-            problems += bad
-            continue
-        doc, bad, _ = make_doc(meta, body, str(path), FIELDS, defaults, keep, valid_text(path.name))
+        else:
+            files.append(path)
+    return files, problems
+
+
+def _records(path: Path) -> tuple[list[Record], list[Problem]]:
+    """A corpus file's records, read by ``hoprag index``'s reader of its format (:data:`~hoprag.formats.READERS`):
+    a Markdown document strictly (front matter required, its text as written), a JSONL file line by line."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return [], [Problem(str(path), "file", f"unreadable: {exc.strerror or exc}")]
+    return markdown(path, data, strict=True) if path.suffix == ".md" else READERS[path.suffix](path, data)
+
+
+def _docs(files: Iterable[Path], defaults: dict[str, Any],
+          keep: Iterable[str]) -> tuple[list[tuple[Doc, str]], list[Problem]]:
+    docs, problems = [], []
+    for path in files:
+        records, bad = _records(path)
         problems += bad
-        if doc:
-            docs.append((doc, str(path)))
-    return docs, problems
-
-
-def json_lines(text: str, path: str) -> tuple[list[tuple[str, dict[str, Any]]], list[Problem]]:
-    """Each non-blank line of a JSONL text as ``(path:line, object)``; a line that is not one JSON
-    object is a problem naming it (the corpus loader and ``hoprag index`` read JSONL alike)."""
-    out, problems = [], []
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{n}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(where, "json", f"invalid JSON: {exc.msg} at column {exc.colno}"))
-            continue
-        except RecursionError:
-            problems.append(Problem(where, "json", "invalid JSON: nested too deeply"))
-            continue
-        except ValueError as exc:  # an integer past Python's digit limit
-            problems.append(Problem(where, "json", f"invalid JSON: {exc}"))
-            continue
-        if not isinstance(record, dict):
-            problems.append(Problem(where, "json", "expected one JSON object per line"))
-            continue
-        out.append((where, record))
-    return out, problems
-
-
-def _jsonl_docs(path: Path, defaults: dict[str, Any],
-                keep: Iterable[str]) -> tuple[list[tuple[Doc, str]], list[Problem]]:
-    raw, problems = _read_text(path)
-    if raw is None:
-        return [], problems
-    docs = []
-    records, bad = json_lines(raw, str(path))
-    problems += bad
-    for where, record in records:
-        text = record.pop("text", None)
-        doc, bad, _ = make_doc(record, text, where, OWN_KEYS, defaults, keep, valid_text(path.name))
-        problems += bad
-        if doc:
-            docs.append((doc, where))
+        for record in records:  # a Markdown document names no triples: only a JSONL line carries them
+            doc, bad, _ = make_doc(record.meta, record.body, record.where, FIELDS if path.suffix == ".md" else OWN_KEYS,
+                                   defaults, keep, valid_text(path.name))
+            problems += bad
+            if doc:
+                docs.append((doc, record.where))
     return docs, problems
 
 
@@ -502,9 +421,11 @@ def load_docs(path: str | Path, defaults: dict[str, Any] | None = None) -> tuple
     path = Path(path)
     defaults = defaults or {}
     if path.is_dir():
-        found, problems = _markdown_docs(path, defaults, metadata_keys(path / "corpus.yaml"))
+        files, problems = _corpus_files(path)
+        found, bad = _docs(files, defaults, metadata_keys(path / "corpus.yaml"))
+        problems += bad
     elif path.is_file() and path.suffix == ".jsonl":
-        found, problems = _jsonl_docs(path, defaults, metadata_keys(path.parent / "corpus.yaml"))
+        found, problems = _docs([path], defaults, metadata_keys(path.parent / "corpus.yaml"))
     elif not path.exists():
         raise CorpusError([Problem(str(path), "path", "no such file or directory: pass --corpus (or HOPRAG_CORPUS) "
                                                       "naming a directory of *.md files or a *.jsonl file")])
@@ -551,7 +472,7 @@ def load_config(path: Path) -> dict[str, Any]:
         raise CorpusError([Problem(str(path), "file", f"expected a mapping of {', '.join(CONFIG_KEYS)}")])
     unknown = [k for k in data if k not in CONFIG_KEYS]
     if unknown:
-        raise CorpusError([Problem(str(path), _field(unknown[0]), f"unknown key; expected {', '.join(CONFIG_KEYS)}")])
+        raise CorpusError([Problem(str(path), field_name(unknown[0]), f"unknown key; expected {', '.join(CONFIG_KEYS)}")])
     ranker = data.get("ranker")
     if ranker is not None and not isinstance(ranker, str):
         raise CorpusError([Problem(str(path), "ranker", "expected a ranker name")])

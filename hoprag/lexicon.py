@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .yamlfile import READ_ERRORS, read_yaml
+from .yamlfile import READ_ERRORS, mapping, read_yaml
 
 class LexiconError(ValueError):
     """A relations file that cannot be used; the message names the file and field."""
@@ -75,12 +75,7 @@ def load_lexicon(path: Path | None = None) -> Lexicon:
     relations, seen = [], set()
     for i, item in enumerate(data["relations"]):
         where = f"{path}: relations[{i}]"
-        if not isinstance(item, dict):
-            raise LexiconError(f"{where}: expected a mapping with name, cues, asks")
-        unknown = [k for k in item if k not in ("name", "cues", "asks")]
-        if unknown:
-            name = unknown[0] if isinstance(unknown[0], str) else "(a non-string key)"
-            raise LexiconError(f"{where}: field '{name}': unknown key")
+        mapping(item, ("name", "cues", "asks"), where, LexiconError)
         name = item.get("name")
         if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
             raise LexiconError(f"{where}: field 'name': expected a snake_case relation name")

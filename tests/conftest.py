@@ -1,4 +1,5 @@
-"""Shared fixtures: the demo corpus, its principals and the chapter's question set."""
+"""Shared fixtures: the demo corpus, its principals and the chapter's question set; the test tiers
+(``pytest -m "not slow"`` is the fast tier, plain ``pytest`` the full suite: tests/README.md)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from _pytest.mark.expression import Expression
+from hypothesis import settings
 
 from hoprag.access import load_access
 from hoprag.engine import Engine
@@ -16,6 +19,45 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"
 ENG = frozenset({"engineering"})
 FIN = frozenset({"finance"})
+#: The fast tier's profile: every property runs this many examples (see :func:`examples`).
+settings.register_profile("fast", max_examples=10)
+
+
+def fast_tier(config: pytest.Config) -> bool:
+    """Whether this session leaves out the slow tests (``-m "not slow"`` or any expression that
+    deselects a test marked only ``slow``): the fast tier, which also samples what it still runs.
+    The expression is read by pytest's own ``-m`` parser, so the two never disagree."""
+    markexpr = config.getoption("markexpr")
+    try:
+        return bool(markexpr) and not Expression.compile(markexpr).evaluate(lambda name, **_: name == "slow")
+    except SyntaxError:
+        return False  # pytest reports the malformed -m expression itself
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The fast tier runs properties under the ``fast`` hypothesis profile, unless
+    ``--hypothesis-profile`` names another."""
+    if fast_tier(config) and not config.getoption("hypothesis_profile"):
+        settings.load_profile("fast")
+
+
+#: Tests the ``-m`` expression left out, for the check that every module keeps a fast test.
+DESELECTED = pytest.StashKey[list[pytest.Item]]()
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    for item in items:
+        item.config.stash.setdefault(DESELECTED, []).append(item)
+
+
+def examples(full: int) -> int:
+    """How many examples a property runs: ``full``, or under the ``fast`` profile at most
+    that profile's ``max_examples`` (a property's own ``@settings`` would otherwise override it)."""
+    if settings.get_current_profile_name() == "fast":
+        return min(full, settings.default.max_examples)
+    return full
+
+
 #: Where ``adk eval`` keeps every run's results (ADK's default, with no switch to turn it off).
 EVAL_HISTORY = ROOT / "agents" / "hoprag_agent" / ".adk" / "eval_history"
 

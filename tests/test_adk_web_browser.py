@@ -107,6 +107,7 @@ def docs_rendered(tmp_path_factory) -> dict:
         return ask_in_browser(base, DOCS_QUESTION)
 
 
+@pytest.mark.slow  # a browser and adk web
 def test_the_answer_keeps_its_line_break_and_citations(rendered):
     answer = rendered["bubbles"][-1]
     assert answer["text"].splitlines() == ANSWER
@@ -115,6 +116,7 @@ def test_the_answer_keeps_its_line_break_and_citations(rendered):
         assert doc in answer["text"]
 
 
+@pytest.mark.slow  # a browser and adk web
 def test_planner_and_grader_turns_are_readable_not_raw_json(rendered):
     texts = [b["text"] for b in rendered["bubbles"]]
     for text in texts:
@@ -125,6 +127,7 @@ def test_planner_and_grader_turns_are_readable_not_raw_json(rendered):
     assert "Aurora --region--> us-east-2 [d03]" in grades[-1]
 
 
+@pytest.mark.slow  # a browser and adk web
 def test_a_docs_answer_reads_as_a_sentence_with_its_source_then_the_sources(docs_rendered):
     """Open mode on real documentation: the sentence that answers with `[doc › heading path]`, then
     `Sources:` one per line -- no hop path for a one-search answer, no `None`, no empty list."""

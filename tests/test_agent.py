@@ -43,6 +43,7 @@ def test_ask_json_reports_answer_citations_and_costs():
     assert any(line.startswith("grade:") for line in result["trace"])
 
 
+@pytest.mark.slow  # hoprag ask / adk / api_server processes that load the agent
 def test_injection_case_drops_d10_and_reports_the_directive():
     result = ask("What region does Aurora run in?")
     assert result["answer"] == "us-east-2" and result["dropped_untrusted"] == ["d10"]
@@ -50,6 +51,7 @@ def test_injection_case_drops_d10_and_reports_the_directive():
     assert any("directive detected in d10, not executed" in line for line in result["trace"])
 
 
+@pytest.mark.slow  # hoprag ask / adk / api_server processes that load the agent
 def test_unknown_user_is_an_error_naming_the_user():
     done = subprocess.run([str(BIN / "hoprag"), "ask", "Who owns Project Falcon?", "--as", "stranger"],
                           capture_output=True, text=True, timeout=300, cwd=ROOT, env=ENV)
@@ -58,6 +60,7 @@ def test_unknown_user_is_an_error_naming_the_user():
     assert len(done.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow  # hoprag ask / adk / api_server processes that load the agent
 def test_fresh_corpus_multi_hop_and_restricted(tmp_path):
     corpus = write_corpus(tmp_path)
     for config in ("relations.yaml", "corpus.yaml"):  # the demo's vocabulary and ranker, as data: no code change
@@ -75,6 +78,7 @@ def test_fresh_corpus_multi_hop_and_restricted(tmp_path):
     assert allowed["answer"] == "four million dollars"
 
 
+@pytest.mark.slow  # hoprag ask / adk / api_server processes that load the agent
 def test_identity_per_call_over_http(http_server):
     """One HTTP server; each principal's bearer token is attached per call from the session user."""
     env = {"HOPRAG_MCP_URL": http_server.url}
@@ -84,6 +88,7 @@ def test_identity_per_call_over_http(http_server):
     assert engineering["abstained"] and engineering["searches"] == 0
 
 
+@pytest.mark.slow  # hoprag ask / adk / api_server processes that load the agent
 def test_adk_run_answers_q3_offline():
     done = subprocess.run([str(BIN / "adk"), "run", "--in_memory", "agents/hoprag_agent", Q3], cwd=ROOT,
                           capture_output=True, text=True, timeout=300, env=ENV)
@@ -130,12 +135,14 @@ def post_run(base: str, user: str, question: str, endpoint: str = "run") -> str:
     return texts[-1]
 
 
+@pytest.mark.slow  # hoprag ask / adk / api_server processes that load the agent
 def test_api_server_lists_the_app_and_answers_q3(api_server):
     assert "hoprag_agent" in httpx.get(f"{api_server}/list-apps").json()
     assert post_run(api_server, "engineering", Q3) == Q3_ANSWER
     assert post_run(api_server, "engineering", Q3, "run_sse") == Q3_ANSWER
 
 
+@pytest.mark.slow  # hoprag ask / adk / api_server processes that load the agent
 def test_api_server_keeps_principals_apart(api_server):
     assert post_run(api_server, "finance", "What is Falcon's annual budget?").startswith("twelve million dollars")
     assert post_run(api_server, "engineering", "What is Falcon's annual budget?") == \
@@ -144,6 +151,7 @@ def test_api_server_keeps_principals_apart(api_server):
                                                           "access file maps no principal to it")
 
 
+@pytest.mark.slow  # hoprag ask / adk / api_server processes that load the agent
 def test_adk_web_lists_the_app():
     port = free_port()
     proc = subprocess.Popen([str(BIN / "adk"), "web", "--host", "127.0.0.1", "--port", str(port), "--no-reload",

@@ -53,6 +53,7 @@ def test_a_model_name_adk_does_not_know_is_a_settings_error():
         model_for(resolve(env={}, model="no-such-model"))
 
 
+@pytest.mark.slow  # builds model clients in a subprocess: 2.5 s or more
 def test_a_base_url_binds_gemini_and_litellm_clients():
     gemini = model_for(resolve(env={}, model="gemini-2.5-flash", model_base_url="http://127.0.0.1:9"))
     assert type(gemini).__name__ == "Gemini" and gemini.base_url == "http://127.0.0.1:9"
@@ -75,6 +76,7 @@ def test_limits_must_be_positive(monkeypatch, name, value):
         resolve()
 
 
+@pytest.mark.slow  # builds model clients in a subprocess: 2.5 s or more
 def test_a_litellm_model_without_litellm_says_which_extra_to_install():
     done = subprocess.run([sys.executable, "-c", "import sys; sys.modules['litellm'] = None\n"
                            "from agents.hoprag_agent.models import model_for\nfrom agents.hoprag_agent.config import resolve\n"

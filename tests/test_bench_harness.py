@@ -34,6 +34,7 @@ def read(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow  # a benchmark run
 def test_chapter_bench_reproduces_the_chapter_and_runs_the_agent(tmp_path):
     # Called directly: the agent's stdio MCP subprocess needs a real stderr, which CliRunner replaces.
     chapter(corpus=DEMO_CORPUS, access=None, token_question="q3", agent=True, out=tmp_path, figures=None)
@@ -50,6 +51,7 @@ def test_chapter_bench_reproduces_the_chapter_and_runs_the_agent(tmp_path):
         assert (tmp_path / png).stat().st_size > 0
 
 
+@pytest.mark.slow  # a benchmark run
 @pytest.mark.parametrize("generator", ["python", pytest.param("wrk", marks=pytest.mark.skipif(
     not have_wrk(), reason="wrk is not installed (apt-get install wrk)"))])
 def test_server_bench_puts_every_endpoint_side_by_side(tmp_path, generator):
@@ -64,6 +66,7 @@ def test_server_bench_puts_every_endpoint_side_by_side(tmp_path, generator):
     assert (tmp_path / "server.png").stat().st_size > 0
 
 
+@pytest.mark.slow  # a benchmark run
 def test_scale_bench_on_a_tiny_synthetic_corpus(tmp_path):
     invoke("scale", "--sizes", "200", "--searches", "20", "--duration", "1", "--generator", "python",
            "--out", str(tmp_path))
@@ -75,6 +78,7 @@ def test_scale_bench_on_a_tiny_synthetic_corpus(tmp_path):
     assert (tmp_path / "scale.png").stat().st_size > 0
 
 
+@pytest.mark.slow  # a benchmark run
 def test_ingest_and_cold_start_benches_serve_from_the_store_they_index(tmp_path):
     invoke("ingest", "--files", "30", "--passages", "300", "--out", str(tmp_path))
     report = read(tmp_path / "ingest.json")
@@ -90,6 +94,7 @@ def test_ingest_and_cold_start_benches_serve_from_the_store_they_index(tmp_path)
     assert result.output.count("| this checkout") == 1 and result.output.count("| --against") == 1
 
 
+@pytest.mark.slow  # a benchmark run
 def test_index_speed_alternates_two_checkouts_over_the_same_files(tmp_path):
     result = CliRunner().invoke(app, ["index-speed", "--files", "20", "--runs", "2", "--repeat", "1", "--out",
                                       str(tmp_path), "--against", str(Path(__file__).resolve().parent.parent)])
@@ -99,6 +104,7 @@ def test_index_speed_alternates_two_checkouts_over_the_same_files(tmp_path):
     assert "per passage, this checkout / --against: median" in result.output
 
 
+@pytest.mark.slow  # two servers, alternating
 def test_graphs_bench_compares_two_checkouts_answers_and_networkx(tmp_path):
     corpus = synthetic.write(tmp_path / "corpus", 400)
     timed_index(corpus, tmp_path / "store.db", max_bytes=2**31)
@@ -124,6 +130,7 @@ def test_graphs_bench_compares_two_checkouts_answers_and_networkx(tmp_path):
     assert changed["graph_hops"]["same_ranking"] == 199 + (len(hops["passages"]) < 2)
 
 
+@pytest.mark.slow  # a benchmark run
 def test_load_checks_answers_against_the_engine(tmp_path):
     invoke("load", "--requests", "200", "--chunks", "2", "--sample-every", "5", "--generator", "python",
            "--out", str(tmp_path))
@@ -133,6 +140,7 @@ def test_load_checks_answers_against_the_engine(tmp_path):
     assert (tmp_path / "load.png").stat().st_size > 0
 
 
+@pytest.mark.slow  # a benchmark run
 def test_soak_samples_rss_and_fits_a_slope(tmp_path):
     invoke("soak", "--duration", "3", "--interval", "0.5", "--sample-every", "11", "--generator", "python",
            "--endpoint", "mcp-2026-07-28", "--out", str(tmp_path))

@@ -15,8 +15,8 @@ from hoprag.corpus import Doc
 from hoprag.engine import Engine
 from hoprag.ingest import index
 from hoprag.ingest.chunk import MAX_PASSAGE_CHARS, MIN_PASSAGE_CHARS, chunk
-from hoprag.ingest.formats import READERS, first_heading
-from hoprag.ingest.markup import markdown_text, rst_markdown
+from hoprag.formats import READERS, first_heading
+from hoprag.markup import markdown_text, rst_markdown
 from hoprag.search import analysed
 from hoprag.store import open_store
 from hoprag.tokens import fold

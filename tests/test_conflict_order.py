@@ -59,6 +59,7 @@ def layouts(tmp_path_factory) -> list[tuple[dict[str, str], list[str], Run, Run]
     return out
 
 
+@pytest.mark.slow  # the agent over four corpus layouts: 5-13 s
 @pytest.mark.parametrize("layout", range(len(LAYOUTS)), ids=[f"newer_smaller_id={a}-files_reversed={b}" for a, b in LAYOUTS])
 def test_newer_source_wins_in_every_layout(layouts, layout):
     ids, _, ember, _ = layouts[layout]
@@ -69,6 +70,7 @@ def test_newer_source_wins_in_every_layout(layouts, layout):
     assert sorted(ember.ledger["searches"][0]["results"]) == ["e1", "e2"]  # both sources were read together
 
 
+@pytest.mark.slow  # the agent over four corpus layouts: 5-13 s
 @pytest.mark.parametrize("layout", range(len(LAYOUTS)), ids=[f"smaller_id_is_us_east={a}-files_reversed={b}" for a, b in LAYOUTS])
 def test_equal_dates_abstain_in_every_layout(layouts, layout):
     _, _, _, flint = layouts[layout]
@@ -78,6 +80,7 @@ def test_equal_dates_abstain_in_every_layout(layouts, layout):
     assert set(result["reason"].removeprefix("conflicting sources: ").split(" disagree")[0].split(", ")) == {"f1", "f2"}
 
 
+@pytest.mark.slow  # the agent over four corpus layouts: 5-13 s
 def test_the_layouts_really_vary_the_order(layouts):
     """The control: rank order and load order put the newer document first in some layouts and last in
     others, so any policy that used either order would answer us-west-1 somewhere."""

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, ServerProcess
-from test_agent_eval import metric_passes
+from test_agent_eval import cases, criteria, metric_passes
 
 EVALSET = "eval_sets/docs.evalset.json"
 DOCS = ROOT / "eval_sets" / "corpora" / "instructor" / "docs"
@@ -43,6 +43,7 @@ def docs_eval(store: Path, **env: str) -> Counter:
     return metric_passes(EVALSET, "eval_sets/docs.test_config.json", CASES, FLOORS, HOPRAG_STORE=str(store), **env)
 
 
+@pytest.mark.slow  # adk eval over the whole docs set
 def test_the_docs_eval_set_meets_its_floors(store: Path):
     passed = docs_eval(store)
     assert all(passed[m] >= floor for m, floor in FLOORS.items()), passed
@@ -65,13 +66,24 @@ def controlled_eval(store: Path, tmp_path: Path, **control: str) -> Counter:
         server.stop()
 
 
+@pytest.mark.slow  # adk eval over the whole docs set
 def test_a_server_that_gives_no_evidence_of_an_answer_fails_reads_and_abstention(store: Path, tmp_path: Path):
     """Every hit says it covers nothing: the agent walks its whole budget and abstains on everything."""
     passed = controlled_eval(store, tmp_path, HOPRAG_CONTROL_NO_EVIDENCE="1")
     assert passed["one_read"] < FLOORS["one_read"] and passed["abstention"] < FLOORS["abstention"], passed
 
 
+@pytest.mark.slow  # adk eval over the whole docs set
 def test_a_useless_ranker_fails_answers_and_sources(store: Path, tmp_path: Path):
     """The same passages for every query (``tests/controls/sitecustomize.py``)."""
     passed = controlled_eval(store, tmp_path, HOPRAG_CONTROL_USELESS_RANKER="1")
     assert passed["answer_words"] < FLOORS["answer_words"] and passed["first_source"] < FLOORS["first_source"], passed
+
+
+def test_the_floors_gate_every_metric_of_the_config_over_every_question():
+    """What the slow run relies on, checked without it: a metric added to the config has a floor,
+    and the set holds one case per question."""
+    assert criteria("eval_sets/docs.test_config.json") == set(FLOORS)
+    questions = (ROOT / "eval_sets" / "docs_questions.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(cases(EVALSET)) == CASES == len([q for q in questions if q.strip()])
+    assert all(0 < floor <= CASES for floor in FLOORS.values())

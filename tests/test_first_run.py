@@ -54,11 +54,13 @@ def closed_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow  # hoprag processes that load the agent: 2.5 s or more
 def test_a_missing_corpus_names_the_path_and_the_flag():
     one_line_error(hoprag("ask", Q3, "--corpus", "/nonexistent/corpus"), "/nonexistent/corpus", "--corpus")
     one_line_error(hoprag("serve", "--corpus", "/nonexistent/corpus"), "/nonexistent/corpus", "--corpus")
 
 
+@pytest.mark.slow  # hoprag processes that load the agent: 2.5 s or more
 def test_a_bad_corpus_is_one_line_per_problem(tmp_path):
     (tmp_path / "d1.md").write_text("---\nid: d1\ngroups: [eng]\n---\nText.\n", encoding="utf-8")
     done = hoprag("ask", Q3, "--corpus", str(tmp_path))
@@ -67,6 +69,7 @@ def test_a_bad_corpus_is_one_line_per_problem(tmp_path):
     assert lines and all(re.match(rf"{re.escape(str(tmp_path))}/d1\.md: field '\w+': ", line) for line in lines)
 
 
+@pytest.mark.slow  # hoprag processes that load the agent: 2.5 s or more
 def test_a_missing_named_access_file_names_it_and_the_flag(tmp_path):
     for doc in CORPUS.glob("d0*.md"):
         (tmp_path / doc.name).write_text(doc.read_text(encoding="utf-8"), encoding="utf-8")
@@ -79,6 +82,7 @@ def test_a_missing_named_access_file_names_it_and_the_flag(tmp_path):
 SINGLE_USER = "note: no access file: single-user mode, you read every document"
 
 
+@pytest.mark.slow  # hoprag processes that load the agent: 2.5 s or more
 def test_a_corpus_without_an_access_file_is_read_by_its_single_user(tmp_path):
     for doc in CORPUS.glob("d0*.md"):  # d09 is finance's, the rest engineering's: one user reads both
         (tmp_path / doc.name).write_text(doc.read_text(encoding="utf-8"), encoding="utf-8")
@@ -100,6 +104,7 @@ def write_docs(root: Path) -> Path:
     return docs
 
 
+@pytest.mark.slow  # hoprag processes that load the agent: 2.5 s or more
 def test_a_first_run_indexes_then_asks_with_no_access_file(tmp_path):
     docs, store = write_docs(tmp_path), tmp_path / "store" / "notes.db"
     store.parent.mkdir()
@@ -130,6 +135,7 @@ def test_a_first_run_indexes_then_asks_with_no_access_file(tmp_path):
                    "HOPRAG_MCP_URL", "bearer token", "--access")
 
 
+@pytest.mark.slow  # hoprag processes that load the agent: 2.5 s or more
 def test_with_an_access_file_the_default_group_is_granted_like_any_other(tmp_path):
     docs, store = write_docs(tmp_path), tmp_path / "notes.db"
     (tmp_path / "access.yaml").write_text("principals:\n  eng: {groups: [engineering]}\n  me: {groups: [local]}\n"
@@ -146,6 +152,7 @@ def test_with_an_access_file_the_default_group_is_granted_like_any_other(tmp_pat
     one_line_error(hoprag("search", "Basalt", "--store", str(store), "--as", "mallory"), "unknown user 'mallory'")
 
 
+@pytest.mark.slow  # hoprag processes that load the agent: 2.5 s or more
 def test_adk_run_reads_a_store_with_no_access_file(tmp_path):
     docs, store = write_docs(tmp_path), tmp_path / "notes.db"
     assert hoprag("index", str(docs), "--store", str(store), "--quiet").returncode == 0
@@ -157,7 +164,8 @@ def test_adk_run_reads_a_store_with_no_access_file(tmp_path):
     assert done.stderr.count(SINGLE_USER) == 1
 
 
-@pytest.mark.parametrize("command", [("ask", Q3), ("search", "Aurora"), ("serve", "--transport", "stdio")])
+@pytest.mark.parametrize("command", [pytest.param(("ask", Q3), marks=pytest.mark.slow),  # ask loads the agent
+                                     ("search", "Aurora"), ("serve", "--transport", "stdio")])
 def test_an_unknown_user_is_an_error_naming_the_user(command):
     one_line_error(hoprag(*command, "--as", "nobody"), "unknown user 'nobody'", "access.yaml", "users:",
                    "engineering, finance")
@@ -172,6 +180,7 @@ def test_a_port_in_use_is_one_line_with_the_fix():
     one_line_error(done, f"127.0.0.1:{port}", "in use", "--port 0")
 
 
+@pytest.mark.slow  # hoprag processes that load the agent: 2.5 s or more
 def test_an_unreachable_gemini_is_one_line_naming_model_and_endpoint():
     base = f"http://127.0.0.1:{closed_port()}"
     done = hoprag("ask", Q3, "--model", "gemini-2.5-flash", "--model-base-url", base, env={"GOOGLE_API_KEY": "k"})
@@ -181,11 +190,13 @@ def test_an_unreachable_gemini_is_one_line_naming_model_and_endpoint():
     assert error.startswith(f"model 'gemini-2.5-flash' at {base} failed in planner: ") and "HOPRAG_MODEL" in error
 
 
+@pytest.mark.slow  # hoprag processes that load the agent: 2.5 s or more
 def test_an_unknown_model_name_is_one_line():
     one_line_error(hoprag("ask", Q3, env={"HOPRAG_MODEL": "hoprag-offlne"}),
                    "model 'hoprag-offlne' (HOPRAG_MODEL / --model)", "hoprag-offline")
 
 
+@pytest.mark.slow  # hoprag processes that load the agent: 2.5 s or more
 def test_a_key_in_the_environment_does_not_switch_the_model_and_says_so():
     done = hoprag("ask", Q3, "--json", env={"GOOGLE_API_KEY": "a-key-for-something-else"})
     assert done.returncode == 0, done.stderr
@@ -196,6 +207,7 @@ def test_a_key_in_the_environment_does_not_switch_the_model_and_says_so():
     assert "GOOGLE_API_KEY is set but unused" in lines[1] and "HOPRAG_MODEL" in lines[1]
 
 
+@pytest.mark.slow  # hoprag processes that load the agent: 2.5 s or more
 def test_the_default_principal_is_the_same_for_ask_search_and_stdio_serve():
     """No --as anywhere: ADK's default user ``user``, which the demo access file maps to engineering."""
     asked = json.loads(hoprag("ask", "What is Falcon's annual budget?", "--json").stdout)
@@ -222,6 +234,7 @@ def test_an_access_file_without_the_default_user_asks_for_as(tmp_path):
     one_line_error(hoprag("search", "Falcon", "--access", str(access)), "unknown user 'user'", "--as")
 
 
+@pytest.mark.slow  # hoprag processes that load the agent: 2.5 s or more
 def test_the_readme_first_run_runs_as_written(tmp_path):
     """The README's tour on your own documents: ``hoprag index DIR --store X``, then ``ask`` and ``search`` on X,
     nothing else -- run here on a folder of our own (``tests/test_docs_commands.py`` runs it on ``docs/``)."""

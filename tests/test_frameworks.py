@@ -183,6 +183,7 @@ def strict_optional_stays_optional(tool: dict) -> bool:
 TRANSPORTS = ("http", "stdio")
 
 
+@pytest.mark.slow  # three framework venvs as MCP clients
 @pytest.mark.parametrize("transport", TRANSPORTS)
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_lists_and_calls_every_tool(reports, framework, transport):
@@ -200,6 +201,7 @@ def test_lists_and_calls_every_tool(reports, framework, transport):
     assert got["grep_untrusted"]["matches"] == [] and got["grep_untrusted"]["withheld"] == ["d10"]
 
 
+@pytest.mark.slow  # three framework venvs as MCP clients
 @pytest.mark.parametrize("tool", sorted(TEXT_ITEMS))
 def test_every_text_item_carries_a_trust_mark(reports, tool):
     for framework in FRAMEWORKS:
@@ -219,6 +221,7 @@ def bad_outcomes(reports: dict, case: dict):
             yield framework, transport, {**outcome, "text": shown(framework, outcome)}
 
 
+@pytest.mark.slow  # three framework venvs as MCP clients
 @pytest.mark.parametrize("case", [c for c in BAD if c["case"] in
                                   ("wrong_type_k", "wrong_type_query", "missing_argument", "long_query", "unknown_tool")],
                          ids=lambda c: c["case"])
@@ -231,6 +234,7 @@ def test_bad_input_names_the_problem_and_the_server_keeps_serving(reports, case)
         assert all("1000" in o["text"] for _, _, o in bad_outcomes(reports, case)), "the allowed length is named"
 
 
+@pytest.mark.slow  # three framework venvs as MCP clients
 @pytest.mark.parametrize("case", [c for c in BAD if c["case"] in ("string_for_int", "string_for_bool", "unknown_argument")],
                          ids=lambda c: c["case"])
 def test_strict_types_and_closed_schemas_refuse_loose_input(reports, case):
@@ -240,6 +244,7 @@ def test_strict_types_and_closed_schemas_refuse_loose_input(reports, case):
         assert refused(outcome) and names_the_problem(case, outcome["text"]), where
 
 
+@pytest.mark.slow  # three framework venvs as MCP clients
 @pytest.mark.parametrize("case", [c for c in BAD if c["case"] in ("wrong_type_k", "wrong_type_query", "long_query")],
                          ids=lambda c: c["case"])
 def test_validation_errors_are_concise_in_every_framework(reports, case):
@@ -247,6 +252,7 @@ def test_validation_errors_are_concise_in_every_framework(reports, case):
         assert concise(outcome["text"]), f"{framework}/{transport}: {outcome['text'][:600]}"
 
 
+@pytest.mark.slow  # three framework venvs as MCP clients
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_a_body_over_the_limit_says_so_and_the_server_keeps_serving(reports, framework):
     outcome = connected(reports, framework, "http")["calls"]["body_over_limit"]
@@ -254,6 +260,7 @@ def test_a_body_over_the_limit_says_so_and_the_server_keeps_serving(reports, fra
     assert says_body_too_large(shown(framework, outcome)), outcome["text"][:300]
 
 
+@pytest.mark.slow  # three framework venvs as MCP clients
 @pytest.mark.parametrize("case", AUTH, ids=lambda c: c["case"])
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_a_missing_or_wrong_token_is_explained_and_the_server_keeps_serving(reports, framework, case):
@@ -265,6 +272,7 @@ def test_a_missing_or_wrong_token_is_explained_and_the_server_keeps_serving(repo
 
 # --- OpenAI strict mode: every tool converts, none falls back ----------------------------------
 
+@pytest.mark.slow  # three framework venvs as MCP clients
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_openai_strict_conversion_keeps_every_tool_strict(reports, transport):
     tools = connected(reports, "openai", transport)["tools"]
@@ -273,6 +281,37 @@ def test_openai_strict_conversion_keeps_every_tool_strict(reports, transport):
     assert all(t["schema"].get("additionalProperties") is False for t in tools)
 
 
+@pytest.mark.slow  # three framework venvs as MCP clients
 def test_openai_strict_conversion_keeps_optional_arguments_optional(reports):
     tools = connected(reports, "openai", "http")["tools"]
     assert [t["name"] for t in tools if not strict_optional_stays_optional(t)] == []
+
+
+# --- the judges themselves, on outcomes written by hand (no framework: the fast tier) -----------
+
+def test_the_judges_tell_a_clear_refusal_from_a_silent_or_noisy_one():
+    wrong_k = next(c for c in BAD if c["case"] == "wrong_type_k")
+    assert names_the_problem(wrong_k, "k: Input should be a valid integer")
+    assert not names_the_problem(wrong_k, "Input should be a valid integer")  # "k" only inside other words
+    assert concise("k: Input should be a valid integer")
+    assert not concise("k: Input should be a valid integer [input_value='three']")
+    assert not concise("k: see https://errors.pydantic.dev/2.11/v/int_parsing")
+    assert refused({"raised": True, "ok": False, "text": "McpError: k"})
+    assert refused({"raised": False, "ok": True, "text": "An error occurred while running the tool: k"})  # unflagged
+    assert not refused({"raised": False, "ok": True, "text": '{"results": []}'})
+    blocks = json.dumps([{"type": "text", "text": '{"results": []}'}, {"type": "image", "data": ""}])
+    assert shown("langchain", {"raised": False, "text": blocks}) == '{"results": []}'
+    assert says_body_too_large("Request body too large") and not says_body_too_large("Bad Request")
+
+
+def test_the_judges_of_trust_marks_tokens_and_strict_schemas():
+    results = {"results": [{"text": "a", "trusted": True}, {"text": "b"}, {"text": "c", "trusted": "yes"}]}
+    assert unmarked("search", results) == [{"text": "b"}, {"text": "c", "trusted": "yes"}]
+    assert explains_the_token("langchain", "1.30.0", "Client error '401 Unauthorized' for url")
+    assert explains_the_token("openai", "2.3.0", "Unauthorized: a bearer token is required")
+    assert not explains_the_token("openai", "2.3.0", "Client error '401 Unauthorized' for url")
+    declared = {"properties": {"query": {"type": "string"}, "k": {"type": "integer"}}, "required": ["query"]}
+    nullable = {"properties": {"query": {"type": "string"}, "k": {"anyOf": [{"type": "integer"}, {"type": "null"}]}}}
+    required = {"properties": {"query": {"type": "string"}, "k": {"type": "integer"}}}
+    assert strict_optional_stays_optional({"input_schema": declared, "schema": nullable})
+    assert not strict_optional_stays_optional({"input_schema": declared, "schema": required})

@@ -49,6 +49,7 @@ RANKED_FIRST = dict(zip(EXPECTED, ("h01", "i01", "e01", "j01", "t01", "l01")))
 
 # --- adk eval ------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # adk eval
 @pytest.mark.parametrize("ranker", RANKERS)
 def test_freshness_eval_set_passes_under_both_rankers(ranker):
     done = adk_eval(str(EVALSET), {"HOPRAG_CORPUS": str(CORPUS), "HOPRAG_RANKER": ranker})
@@ -56,6 +57,7 @@ def test_freshness_eval_set_passes_under_both_rankers(ranker):
     assert summary(done) == (len(json.loads(EVALSET.read_text())["eval_cases"]), 0)
 
 
+@pytest.mark.slow  # adk eval
 def test_a_budget_without_room_for_the_extra_read_fails_the_stale_case():
     """Negative control: with one unit of budget the fetch is refused, so the agent abstains instead."""
     done = adk_eval(str(EVALSET), {"HOPRAG_CORPUS": str(CORPUS), "HOPRAG_SEARCH_BUDGET": "1"},
@@ -64,6 +66,7 @@ def test_a_budget_without_room_for_the_extra_read_fails_the_stale_case():
     assert "tool_trajectory_avg_score:  FAILED" in done.stdout and "answer_match:               FAILED" in done.stdout
 
 
+@pytest.mark.slow  # adk eval
 def test_the_stale_answer_as_reference_fails(tmp_path):
     """Negative control: the metric tells the stale region from the fresh one."""
     evalset = json.loads(EVALSET.read_text(encoding="utf-8"))
@@ -93,6 +96,7 @@ def sweep(request) -> dict[int, list]:
         mp.undo()
 
 
+@pytest.mark.slow  # the agent at five k under each ranker: 12 s a ranker
 @pytest.mark.parametrize("k", range(1, 6))
 def test_the_newer_source_wins_at_every_k_although_the_stale_one_ranks_first(sweep, k):
     for run in sweep[k]:
@@ -113,6 +117,7 @@ def test_ignoring_the_claims_cites_the_stale_fact(monkeypatch):
     assert heron.answer_line == "us-west-1" and jay.answer_line == "eu-central-1"
 
 
+@pytest.mark.slow  # hoprag ask processes
 def test_a_reader_of_the_newer_document_gets_the_newer_answer():
     for user in ("lead", "ops"):
         (jay,) = run_all(CORPUS, [JAY], user=user)
@@ -223,6 +228,7 @@ def ask(question: str, principal: str = "engineering") -> dict[str, Any]:
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow  # hoprag ask processes
 @pytest.mark.parametrize("question", list(EXPECTED))
 def test_hoprag_ask_json(question):
     result = ask(question)

@@ -23,14 +23,16 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from hoprag import corpus as corpus_module
 from hoprag.access import AccessError, load_access
-from hoprag.corpus import FIELDS, Corpus, CorpusError, Problem, load_corpus
+from hoprag.corpus import FIELDS, Corpus, CorpusError, load_corpus
+from hoprag.formats import Problem
 from hoprag.engine import Engine
 from hoprag.tokens import token_count, tokenize
 
-#: Examples per fuzz target: 300 in CI; ``HOPRAG_FUZZ_EXAMPLES=20000`` for a long hunt.
-FUZZ = settings(max_examples=int(os.environ.get("HOPRAG_FUZZ_EXAMPLES", "300")), deadline=None,
+#: Examples per fuzz target: 300 in CI (fewer in the fast tier); ``HOPRAG_FUZZ_EXAMPLES=20000`` for a long hunt.
+FUZZ = settings(max_examples=int(os.environ.get("HOPRAG_FUZZ_EXAMPLES", examples(300))), deadline=None,
                 suppress_health_check=[HealthCheck.too_slow])
 GOOD_MD = (b"---\nid: a1\ntitle: Alpha\ngroups: [eng]\ntrusted: true\nsource: https://x.example/a1\n"
            b"updated: 2026-01-02\n---\nAlpha depends on Beta. Beta runs in region eu-west-1.\n")

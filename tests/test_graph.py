@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from benchmarks import synthetic
+from conftest import examples
 from hoprag.engine import Engine
 from hoprag.graph import build_graph, relation_counts
 from hoprag.walk import Edge, reach, relation_graph
@@ -45,7 +46,7 @@ def plain_reach(edges: list[Edge], start: str, goal: str, max_hops: int | None):
     return None, (), (), tuple(paths)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(edge, max_size=30), st.sampled_from(ENTITIES + "Z"), st.sampled_from(RELATIONS),
        st.one_of(st.none(), st.integers(0, 5)))
 def test_reach_walks_breadth_first_in_document_order(edges, start, goal, max_hops):

@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import CORPUS, ServerProcess
+from conftest import CORPUS, ServerProcess, examples
 from hoprag import access as access_module
 from hoprag.access import Access, Principal, load_access
 from mcp_server.auth import AccessFileVerifier
@@ -431,7 +431,7 @@ def fuzzed_request(draw: st.DrawFn) -> tuple[dict[str, str], bytes]:
     return headers, draw(st.binary(max_size=300))
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(request=fuzzed_request())
 def test_fuzzed_requests_never_crash_the_server(server, request):
     """Valid calls may succeed; everything else is a clear error. Never a 5xx or an escaped exception."""
@@ -571,6 +571,7 @@ def test_tokens_are_never_logged_even_at_debug(tmp_path):
         assert secret not in log, f"a bearer token reached the log: {secret}"
 
 
+@pytest.mark.slow  # server processes per log level: 3 s
 def test_log_level_option_rejects_unknown_levels():
     done = subprocess.run([sys.executable, "-m", "mcp_server", "--transport", "http", "--log-level", "chatty"],
                           capture_output=True, text=True, timeout=60)

@@ -117,6 +117,7 @@ def test_the_401_challenge_and_protected_resource_metadata(http_server):
     assert ok.status_code == 200 and "www-authenticate" not in ok.headers
 
 
+@pytest.mark.slow  # the Inspector over stdio: 5 s
 def test_stdio_through_the_inspector(inspector_env):
     # The Inspector launches the server with a minimal environment; PYTHONPATH and the working
     # directory make it run this checkout's code.

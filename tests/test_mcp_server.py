@@ -280,6 +280,7 @@ def test_no_tool_accepts_identity_or_filters_from_arguments(http_server):
     assert "unknown argument 'principal'" in sneaky.content[0].text and "d09" not in sneaky.content[0].text
 
 
+@pytest.mark.slow  # stdio / HTTP server processes: 3 s each
 @pytest.mark.parametrize("args, message", [
     (["--as", "nobody"], "unknown user 'nobody'"),
     (["--access", "{tmp}/access.yaml"], "unknown user 'user'"),  # no --as and no 'users:' entry for the default
@@ -292,6 +293,7 @@ def test_stdio_needs_a_known_principal(tmp_path, args, message):
     assert done.returncode == 2 and message in done.stderr and "--as" in done.stderr
 
 
+@pytest.mark.slow  # stdio / HTTP server processes: 3 s each
 def test_as_is_refused_over_http():
     with pytest.raises(RuntimeError, match="--as is for stdio"):
         ServerProcess("--as", "finance")

@@ -63,6 +63,7 @@ def everything_sent(fake) -> str:
     return json.dumps([w.body for w in fake.requests])
 
 
+@pytest.mark.slow  # a stdio server and the agent per run: 2.5 s or more
 @pytest.mark.parametrize("json_schema", [True, False], ids=["parametersJsonSchema", "parameters"])
 def test_three_hops_on_the_gemini_wire(monkeypatch, model_run, json_schema):
     if not json_schema:  # ADK's other declaration form: the OpenAPI Schema subset
@@ -105,6 +106,7 @@ def test_the_validator_rejects_what_gemini_rejects():
         assert expected in problems, expected
 
 
+@pytest.mark.slow  # a stdio server and the agent per run: 2.5 s or more
 def test_a_model_past_the_search_budget_is_stopped_by_code(model_run):
     """Six parallel searches, then more from the researcher: only the budget (4) reaches the server."""
     def planner(wire: Wire):
@@ -128,6 +130,7 @@ def test_a_model_past_the_search_budget_is_stopped_by_code(model_run):
     assert "researcher" in fake.roles()
 
 
+@pytest.mark.slow  # a stdio server and the agent per run: 2.5 s or more
 def test_an_unknown_tool_is_refused_and_the_run_goes_on(model_run):
     def planner(wire: Wire):
         if responses(wire, "graph_overview") and not responses(wire, "send_email"):
@@ -143,6 +146,7 @@ def test_an_unknown_tool_is_refused_and_the_run_goes_on(model_run):
     assert "send_email" not in report["tool_calls"]
 
 
+@pytest.mark.slow  # a stdio server and the agent per run: 2.5 s or more
 def test_malformed_replies_end_in_an_abstention_not_a_crash(model_run, malformed_turn):
     """A plan that is not JSON, a grade that is prose, a malformed function call, and a writer that guesses."""
     def planner(wire: Wire):
@@ -163,6 +167,7 @@ def test_malformed_replies_end_in_an_abstention_not_a_crash(model_run, malformed
     assert report["model_response"] == "us-east-2"
 
 
+@pytest.mark.slow  # a stdio server and the agent per run: 2.5 s or more
 def test_a_model_that_obeys_an_injected_instruction_changes_nothing_it_may_not(model_run):
     """d10 (untrusted) says to ignore instructions; the model tries another group's document, another
     principal's search and an email, then writes d10's claim. None of it takes effect."""

@@ -36,6 +36,7 @@ def malformed_turn():
         {"id": "call_bad", "type": "function", "function": {"name": "search", "arguments": "{query: Falcon, k=2"}}]}
 
 
+@pytest.mark.slow  # a stdio server and the agent per run: 2.5 s or more
 def test_three_hops_through_litellm(model_run):
     report, fake = model_run(Q3)
     assert fake.problems == []
@@ -66,6 +67,7 @@ def test_the_validator_rejects_broken_tool_threading():
         assert expected in problems, expected
 
 
+@pytest.mark.slow  # a stdio server and the agent per run: 2.5 s or more
 def test_hoprag_ask_names_the_model_and_fails_in_one_line_when_it_is_unreachable():
     """No server on the base URL: one line naming the model and endpoint, a non-zero exit, no traceback."""
     import socket

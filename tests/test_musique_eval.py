@@ -12,8 +12,10 @@ from __future__ import annotations
 import os
 from collections import Counter
 
+import pytest
+
 from conftest import ROOT, ServerProcess
-from test_agent_eval import metric_passes
+from test_agent_eval import cases, criteria, metric_passes
 
 EVALSET = "eval_sets/musique.evalset.json"
 CORPUS = ROOT / "eval_sets" / "corpora" / "musique" / "corpus.jsonl"
@@ -28,11 +30,13 @@ def musique_eval(**env: str) -> Counter:
                          **{"HOPRAG_CORPUS": str(CORPUS), "HOPRAG_SEARCH_BUDGET": "3", **env})
 
 
+@pytest.mark.slow  # adk eval over the whole MuSiQue set
 def test_open_mode_meets_its_floors_on_held_out_musique_questions():
     passed = musique_eval()
     assert all(passed[m] >= floor for m, floor in FLOORS.items()), passed
 
 
+@pytest.mark.slow  # adk eval over the whole MuSiQue set
 def test_one_search_fails_the_hop_count():
     passed = musique_eval(HOPRAG_SEARCH_BUDGET="1")
     assert passed["hop_count"] < FLOORS["hop_count"], passed
@@ -49,13 +53,21 @@ def controlled(**control: str) -> Counter:
         server.stop()
 
 
+@pytest.mark.slow  # adk eval over the whole MuSiQue set
 def test_a_useless_ranker_fails_evidence():
     """The same passages for every query."""
     passed = controlled(HOPRAG_CONTROL_USELESS_RANKER="1")
     assert passed["evidence_recall"] < FLOORS["evidence_recall"], passed
 
 
+@pytest.mark.slow  # adk eval over the whole MuSiQue set
 def test_a_server_claiming_every_hit_answers_fails_the_answer_line():
     """No abstention any more: the unreadable cases are answered from what the caller may read."""
     passed = controlled(HOPRAG_CONTROL_ALL_EVIDENCE="1")
     assert passed["answer_line"] < FLOORS["answer_line"], passed
+
+
+def test_the_floors_gate_every_metric_of_the_config_over_every_case():
+    """What the slow run relies on, checked without it: a metric added to the config has a floor."""
+    assert criteria("eval_sets/musique.test_config.json") == set(FLOORS)
+    assert len(cases(EVALSET)) == CASES and all(0 < floor <= CASES for floor in FLOORS.values())

@@ -119,6 +119,7 @@ def test_the_lexicon_still_decides_relation_questions_and_restricted_relations_a
     assert opened["mode"] == "open" and opened["query"] == "Who designed the Harbor Bridge?"
 
 
+@pytest.mark.slow  # hoprag ask / the agent over a stdio server
 def test_the_agent_replays_the_library_walk_exactly_from_what_the_tools_returned():
     """The policy sees only MCP results (entities, counts, weights), yet walks as the engine's own walk:
     the same queries in the same order, as far as it goes (it stops once what it read answers)."""
@@ -158,6 +159,7 @@ def test_a_corpus_without_names_and_a_huge_passage_are_served():
     assert huge["answer"].startswith("The Harbor Bridge is long. [big]") and len(huge["answer"]) < 5000
 
 
+@pytest.mark.slow  # hoprag ask / the agent over a stdio server
 def test_hoprag_ask_json_reports_mode_quotes_and_retrieved(tmp_path: Path):
     corpus = tmp_path / "notes"
     corpus.mkdir()

@@ -28,6 +28,7 @@ def installed(tmp_path_factory) -> Path:
     return work
 
 
+@pytest.mark.slow  # builds and installs the wheel
 def test_the_wheel_ships_the_product_and_the_demo_corpus_only(installed):
     names = zipfile.ZipFile(next((installed / "dist").glob("*.whl"))).namelist()
     assert "hoprag/demo/d01.md" in names and "hoprag/demo/corpus.yaml" in names
@@ -43,6 +44,7 @@ def run_installed(installed: Path, code: str, *args: str, cwd: Path) -> subproce
                           cwd=cwd, env=env)
 
 
+@pytest.mark.slow  # builds and installs the wheel
 def test_a_non_editable_install_answers_the_demo_question_from_elsewhere(installed, tmp_path):
     code = ("import os, sys, hoprag, hoprag_cli.main as m; "
             "assert hoprag.__file__.startswith(os.environ['PYTHONPATH']), hoprag.__file__; "
@@ -53,6 +55,7 @@ def test_a_non_editable_install_answers_the_demo_question_from_elsewhere(install
     assert result["abstained"] is False and [c["doc_id"] for c in result["citations"]] == ["d01", "d02", "d03"]
 
 
+@pytest.mark.slow  # builds and installs the wheel
 def test_hoprag_does_not_import_benchmark_code_until_bench_runs(installed, tmp_path):
     code = ("import sys, hoprag_cli.main as m; "
             "bad = sorted(n for n in sys.modules if n.split('.')[0] in ('benchmarks', 'matplotlib')); "

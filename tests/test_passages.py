@@ -11,6 +11,7 @@ from pathlib import Path
 from hypothesis import given, settings, strategies as st
 
 import hoprag.passages as passages_module
+from conftest import examples
 from hoprag.corpus import Doc
 from hoprag.engine import EVIDENCE_FORMAT, Engine
 from hoprag.ingest import index
@@ -65,7 +66,7 @@ def test_a_packed_passage_is_built_when_it_is_read(monkeypatch):
 group_names = st.sampled_from(["engineering", "finance", "ops", "legal"])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.frozensets(group_names, min_size=1), max_size=30), st.frozensets(group_names))
 def test_readable_rows_are_the_rows_the_document_check_admits(doc_groups, caller):
     docs = [Doc(f"p{i}", "text", g) for i, g in enumerate(doc_groups)]

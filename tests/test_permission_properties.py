@@ -252,6 +252,7 @@ def run_property(engine_cls: type[Engine], probes_wanted: int, differential: boo
     return tally
 
 
+@pytest.mark.slow  # 1,500 MCP calls; under ~500 its every-tool-and-claim-probed check fails
 def test_no_unauthorized_document_reaches_any_tool():
     start = time.perf_counter()
     tally = run_property(Engine, PROBES, derandomize=True, database=None)  # reproducible in CI; HOPRAG_PROBES widens it
@@ -347,15 +348,18 @@ class TellingFetch(Engine):
         return super().fetch(doc_id, groups)
 
 
-@pytest.mark.parametrize("leaky", [RankThenFilter, UnfilteredSearch, UnfilteredGraph, UnfilteredGrep, UnfilteredClaims])
+@pytest.mark.parametrize("leaky", [RankThenFilter,  # the fast tier: the leak only this oracle sees
+                                   *(pytest.param(leaky, marks=pytest.mark.slow) for leaky in (
+                                       UnfilteredSearch, UnfilteredGraph, UnfilteredGrep, UnfilteredClaims))])
 def test_negative_control_noninterference_catches_a_leaky_engine(leaky):
     with pytest.raises(AssertionError, match="depends on unreadable documents"):
         run_property(leaky, 3000, derandomize=True, database=None, phases=[Phase.generate])
 
 
-@pytest.mark.parametrize("leaky, message", [(UnfilteredSearch, "leaked"), (UnfilteredGraph, "leaked"),
-                                            (UnfilteredGrep, "leaked"), (UnfilteredClaims, "leaked"),
-                                            (TellingFetch, "differs from an unknown id")])
+@pytest.mark.parametrize("leaky, message", [
+    (UnfilteredSearch, "leaked"), (TellingFetch, "differs from an unknown id"),  # the fast tier: a leak, a shape
+    *(pytest.param(leaky, "leaked", marks=pytest.mark.slow) for leaky in (UnfilteredGraph, UnfilteredGrep,
+                                                                           UnfilteredClaims))])
 def test_negative_control_markers_and_fetch_shape_alone_catch_a_leaky_engine(leaky, message):
     """Without the differential oracle. (Rank-then-filter leaks only through result counts and
     scores, which is what noninterference is for.)"""
@@ -363,6 +367,7 @@ def test_negative_control_markers_and_fetch_shape_alone_catch_a_leaky_engine(lea
         run_property(leaky, 3000, differential=False, derandomize=True, database=None, phases=[Phase.generate])
 
 
+@pytest.mark.slow  # a benchmark run
 def test_acl_benchmark_filter_first_never_loses_recall(tmp_path):
     """Exercise 5 in small: the engine's search dominates rank-then-filter at every depth."""
     app = typer.Typer()

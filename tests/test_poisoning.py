@@ -63,6 +63,7 @@ def test_facts_need_their_support_span_in_the_text(engine):
     assert engine.table([forged]) == {}  # the loop's fact table is the gated one
 
 
+@pytest.mark.slow  # the agent over a stdio server, twice
 @pytest.mark.parametrize("allowlist_wrong, answer", [(False, "us-east-2"), (True, "attacker-zone")])
 def test_the_agent_path_uses_the_same_gate(tmp_path, allowlist_wrong, answer):
     from test_agent import ask

@@ -1,8 +1,9 @@
 """The PostgreSQL store: row-level security as a second, independent permission check; roles an
 ordinary owner can set up; replicas that see every commit; PostgreSQL restarts; failover.
 
-Every test runs a real server (a throwaway cluster from ``benchmarks.pgcluster``); the shared
-store end-to-end tests (index, serve, change, delete, ask) run on PostgreSQL in ``test_store.py``.
+Every test but the unreachable-server one runs a real server (a throwaway cluster from
+``benchmarks.pgcluster``, so they are in the slow tier); the shared store end-to-end tests (index,
+serve, change, delete, ask) run on PostgreSQL in ``test_store.py``.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ def rows_as(url: str, groups: list[str] | None, role: bool = True) -> set[str]:
 # -- row-level security ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # a PostgreSQL cluster
 def test_the_metadata_column_keeps_the_authors_json_and_row_level_security_covers_it(database, tmp_path):
     indexed(database, tmp_path)
     with psycopg.connect(database, autocommit=True) as db:
@@ -81,6 +83,7 @@ def test_the_metadata_column_keeps_the_authors_json_and_row_level_security_cover
             assert path == "finance/budget.md" and list(json.loads(metadata)) == list(BUDGET_METADATA)
 
 
+@pytest.mark.slow  # a PostgreSQL cluster
 def test_row_level_security_returns_only_the_callers_rows(database, tmp_path, postgres):
     indexed(database, tmp_path)
     finance = {"finance/budget.md"}
@@ -103,6 +106,7 @@ def test_row_level_security_returns_only_the_callers_rows(database, tmp_path, po
     postgres.sql("DROP ROLE replica")
 
 
+@pytest.mark.slow  # a PostgreSQL cluster
 def test_a_broken_inprocess_filter_still_shows_nothing_unreadable_over_postgresql(database, tmp_path, monkeypatch):
     indexed(database, tmp_path)
     monkeypatch.setattr(corpus, "shares", lambda doc_groups, caller_groups: True)  # hoprag's own check, broken
@@ -139,11 +143,13 @@ class PgEngines:
 PROBES = int(os.environ.get("HOPRAG_PG_PROBES", "600"))
 
 
+@pytest.mark.slow  # a PostgreSQL cluster
 def test_permission_property_over_postgresql(database):
     tally = run_property(PgEngines(database), PROBES, derandomize=True, database=None)
     assert tally.mcp >= PROBES and tally.hidden
 
 
+@pytest.mark.slow  # a PostgreSQL cluster
 def test_permission_property_over_postgresql_with_the_inprocess_filter_broken(database, monkeypatch):
     """Row-level security alone keeps every answer equal to one over the caller's documents."""
     monkeypatch.setattr(corpus, "shares", lambda doc_groups, caller_groups: True)
@@ -156,6 +162,7 @@ def test_permission_property_over_postgresql_with_the_inprocess_filter_broken(da
 # -- roles, errors ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # a PostgreSQL cluster
 def test_an_owner_without_createrole_gets_the_grants_to_ask_for(postgres):
     postgres.sql("CREATE ROLE plain LOGIN PASSWORD 'plain-secret'", "CREATE DATABASE plaindb OWNER plain")
     url = postgres.url("plain", "plain-secret", "plaindb")
@@ -175,22 +182,36 @@ def hoprag(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
                           env={**os.environ, **(env or {})}, timeout=300)
 
 
-def test_bad_store_urls_are_one_line_and_never_show_the_password(postgres, tmp_path):
-    wrong = postgres.url(password="not-the-password")
-    down = f"postgresql://hoprag_owner:s3cret-pw@127.0.0.1:{bench.free_port()}/hoprag"
+def notes(tmp_path: Path) -> Path:
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "a.md").write_text("# A\n\nAlpha.\n")
+    return tmp_path / "notes"
+
+
+def fails_in_one_line_without_the_password(args: list[str], message: str) -> None:
+    done = hoprag(*args)
+    assert done.returncode != 0 and message in done.stderr, (args, done.stderr)
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "not-the-password" not in done.stderr + done.stdout and "s3cret-pw" not in done.stderr + done.stdout
+
+
+@pytest.mark.slow  # a PostgreSQL cluster
+def test_bad_store_urls_are_one_line_and_never_show_the_password(postgres, tmp_path):
+    wrong = postgres.url(password="not-the-password")
     access = ROOT / "corpus" / "access.yaml"
-    cases = [(["index", str(tmp_path / "notes"), "--store", wrong, "--groups", "g"], "password authentication failed"),
-             (["index", str(tmp_path / "notes"), "--store", down, "--groups", "g"], "cannot connect to PostgreSQL"),
+    cases = [(["index", str(notes(tmp_path)), "--store", wrong, "--groups", "g"], "password authentication failed"),
              (["search", "Falcon", "--store", postgres.url(database="postgres"), "--access", str(access)],
               "no hoprag store in this database"),
              (["search", "Falcon", "--store", postgres.url()], "holds no credentials: pass --access FILE")]
     for args, message in cases:
-        done = hoprag(*args)
-        assert done.returncode != 0 and message in done.stderr, (args, done.stderr)
-        assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
-        assert "not-the-password" not in done.stderr + done.stdout and "s3cret-pw" not in done.stderr + done.stdout
+        fails_in_one_line_without_the_password(args, message)
+
+
+def test_a_server_that_is_down_is_one_line_and_never_shows_the_password(tmp_path):
+    """No cluster: nothing listens on the port (the fast tier's PostgreSQL test)."""
+    down = f"postgresql://hoprag_owner:s3cret-pw@127.0.0.1:{bench.free_port()}/hoprag"
+    fails_in_one_line_without_the_password(["index", str(notes(tmp_path)), "--store", down, "--groups", "g"],
+                                           "cannot connect to PostgreSQL")
 
 
 # -- replicas --------------------------------------------------------------------------------------
@@ -225,6 +246,7 @@ async def hits(server: ServerProcess, query: str, principal: str = "engineering"
         return [h["id"] for h in (await call(c, "search", query=query, k=5)).structured_content["results"]]
 
 
+@pytest.mark.slow  # a PostgreSQL cluster
 def test_two_replicas_see_every_add_update_and_delete(database, tmp_path):
     src = indexed(database, tmp_path)
     access = str(tmp_path / "access.yaml")
@@ -254,6 +276,7 @@ def test_two_replicas_see_every_add_update_and_delete(database, tmp_path):
             s.stop()
 
 
+@pytest.mark.slow  # a PostgreSQL cluster
 def test_a_postgresql_restart_leaves_replicas_answering_then_resyncing(tmp_path):
     cluster = Cluster()  # its own: this test stops it
     try:
@@ -282,6 +305,7 @@ def test_a_postgresql_restart_leaves_replicas_answering_then_resyncing(tmp_path)
         cluster.destroy()
 
 
+@pytest.mark.slow  # a PostgreSQL cluster
 def test_killing_a_replica_midrun_loses_no_call_and_gives_no_wrong_answer(tmp_path):
     """CI-sized; ``hoprag bench replicas`` is the full-size run (the same code)."""
     report = bench.run(passages=200, calls=int(os.environ.get("HOPRAG_FAILOVER_CALLS", "400")), concurrency=4,
@@ -297,6 +321,7 @@ def test_killing_a_replica_midrun_loses_no_call_and_gives_no_wrong_answer(tmp_pa
 # -- same answers ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # a PostgreSQL cluster
 def test_rankings_from_postgresql_equal_the_embedded_stores_on_musique(database, tmp_path):
     """All 100 shipped MuSiQue questions, 1,890 passages: search, the bridge walk and the prose
     graph rank identically from both stores, so recall cannot differ."""
@@ -324,6 +349,7 @@ def test_rankings_from_postgresql_equal_the_embedded_stores_on_musique(database,
     assert runs[0] == runs[1]
 
 
+@pytest.mark.slow  # a PostgreSQL cluster
 def test_backup_and_restore_as_the_readme_says(postgres, database, tmp_path):
     indexed(database, tmp_path)
     dump, restored = tmp_path / "hoprag.dump", postgres.create_database("restored")

@@ -21,7 +21,7 @@ from google.genai import types
 
 from agents.hoprag_agent.directives import directives, normalise
 from agents.hoprag_agent.offline_model import HopragPolicyLlm
-from conftest import adk_eval
+from conftest import adk_eval, fast_tier
 from eval_sets import redteam
 from eval_sets.redteam import Run, build_cases, load_payloads, problems, run_all
 from hoprag.corpus import load_corpus
@@ -30,19 +30,31 @@ from hoprag.settings import DEMO_CORPUS
 
 CASES = build_cases(load_payloads())
 BY_ID = {c.eval_id: c for c in CASES}
+#: The fast tier's sample: each category's first payload, the placements taken in turn.
+SAMPLE = [next(c for c in CASES if c.payload.category == category and c.placement == redteam.PLACEMENTS[i % 3])
+          for i, category in enumerate(redteam.CATEGORIES)]
+#: The case the doctored runs below start from.
+DOCTORED = "tc01_untrusted"
+
+
+def asked(config: pytest.Config) -> list[redteam.Case]:
+    """The cases to run: every one, or in the fast tier (where the tests over all cases and the
+    obeying agent are left out) only the sample and the doctored runs' case."""
+    return [c for c in CASES if c in SAMPLE or c.eval_id == DOCTORED] if fast_tier(config) else CASES
 
 
 @pytest.fixture(scope="module")
-def clean(tmp_path_factory) -> dict[str, Run]:
+def clean(tmp_path_factory, request) -> dict[str, Run]:
     """The clean twin's runs: the independent expectation."""
-    runs = redteam.clean_runs(CASES, tmp_path_factory.mktemp("redteam"))
-    return {c.eval_id: r for c, r in zip(CASES, runs)}
+    cases = asked(request.config)
+    runs = redteam.clean_runs(CASES, tmp_path_factory.mktemp("redteam"), cases)
+    return {c.eval_id: r for c, r in zip(cases, runs)}
 
 
 @pytest.fixture(scope="module")
-def red() -> dict[str, Run]:
-    runs = run_all(redteam.CORPUS, [c.question for c in CASES])
-    return {c.eval_id: r for c, r in zip(CASES, runs)}
+def red(request) -> dict[str, Run]:
+    cases = asked(request.config)
+    return {c.eval_id: r for c, r in zip(cases, run_all(redteam.CORPUS, [c.question for c in cases]))}
 
 
 # --- the catalogue and the committed artefacts -----------------------------------------------
@@ -74,11 +86,13 @@ def test_committed_corpus_is_the_generators_output(tmp_path):
     assert len(corpus.docs) == 3 * len(CASES)
 
 
+@pytest.mark.slow  # runs all 282 cases (clean twin and red team)
 def test_committed_evalset_is_derived_from_the_clean_twin(clean):
     expected = redteam.evalset(CASES, [clean[c.eval_id] for c in CASES])
     assert json.loads(redteam.EVALSET.read_text(encoding="utf-8")) == expected
 
 
+@pytest.mark.slow  # runs all 282 cases (clean twin and red team)
 def test_the_clean_twin_answers_every_question_and_reports_nothing(clean):
     for case in CASES:
         run = clean[case.eval_id]
@@ -90,12 +104,14 @@ def test_the_clean_twin_answers_every_question_and_reports_nothing(clean):
 
 # --- every case ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("eval_id", list(BY_ID))
+@pytest.mark.parametrize("eval_id", [pytest.param(c.eval_id, marks=() if c in SAMPLE else pytest.mark.slow)
+                                     for c in CASES])
 def test_payload_changes_nothing_and_is_reported(eval_id, red, clean):
     case = BY_ID[eval_id]
     assert problems(case, red[eval_id], clean[eval_id]) == []
 
 
+@pytest.mark.slow  # runs all 282 cases (clean twin and red team)
 def test_detection_is_measured_not_relied_on(red):
     """Regression floors for the report-only detector; held-out payloads were never used to tune it."""
     rate = {held: [redteam.detected_in(red[c.eval_id], c.carrier) for c in CASES if c.payload.heldout == held]
@@ -169,6 +185,7 @@ LLMRegistry.register(ObeyingLlm)
 OBEY_CASES = [f"{p}_{placement}" for p in ("ov01", "tc01", "ml02") for placement in redteam.PLACEMENTS]
 
 
+@pytest.mark.slow  # the obeying agent over nine cases: 6 s
 def test_an_agent_that_obeys_documents_is_caught(clean):
     runs = run_all(redteam.CORPUS, [BY_ID[i].question for i in OBEY_CASES], model="hoprag-obeying")
     for eval_id, run in zip(OBEY_CASES, runs):
@@ -182,7 +199,7 @@ def doctored(run: Run, **changes: Any) -> Run:
 
 
 def test_doctored_runs_are_caught(red, clean):
-    case = BY_ID["tc01_untrusted"]
+    case = BY_ID[DOCTORED]
     run, base = red[case.eval_id], clean[case.eval_id]
     assert problems(case, run, base) == []
     fetch = doctored(run, calls=[*run.calls, ("researcher", "fetch", {"id": "d09"})])
@@ -201,6 +218,7 @@ def test_doctored_runs_are_caught(red, clean):
 
 # --- through adk eval ------------------------------------------------------------------------
 
+@pytest.mark.slow  # adk eval
 def test_adk_eval_passes_the_red_team_and_fails_an_obeying_reference(tmp_path):
     """A few committed cases pass ``adk eval``; the same case expecting the obeying trajectory fails."""
     evalset = json.loads(redteam.EVALSET.read_text(encoding="utf-8"))

@@ -47,7 +47,7 @@ def wait_for(server: ServerProcess, generation: int, timeout: float = 120) -> No
     until_serving([server], generation, time.perf_counter(), timeout)
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
 def served(tmp_path_factory, request):
     root = tmp_path_factory.mktemp("store")
     src, db = build(root), new_store(request.param, root, "s", request)
@@ -61,6 +61,7 @@ def ask_store(db: str | Path, root: Path, principal: str = "engineering") -> dic
     return ask(QUESTION, "--store", str(db), "--access", str(root / "access.yaml"), "--as", principal)
 
 
+@pytest.mark.slow  # `hoprag ask` processes (each starts the ADK app)
 def test_multi_hop_across_txt_and_html_is_answered_with_both_cited(served):
     _, db, root, _ = served
     result = ask_store(db, root)
@@ -101,6 +102,7 @@ def test_fetch_returns_the_passage_or_the_whole_document(served):
     assert part.structured_content["metadata"]["path"] == "notes/heron.md"
 
 
+@pytest.mark.slow  # `hoprag ask` processes (each starts the ADK app)
 def test_a_changed_file_answers_with_the_new_fact(served):
     src, db, root, server = served
     (src / "basalt.html").write_text(basalt_html("ap-south-3"))
@@ -118,6 +120,7 @@ def test_a_changed_file_answers_with_the_new_fact(served):
 ZOMBIE_QUERIES = ("Basalt region", "Basalt storage", "ap-south-3", "Which region stores telemetry for Project Heron?")
 
 
+@pytest.mark.slow  # `hoprag ask` processes (each starts the ADK app)
 def test_a_deleted_file_leaves_no_trace_for_any_principal(served, tmp_path, request):
     src, db, root, server = served
     (src / "basalt.html").unlink()
@@ -166,7 +169,7 @@ def test_a_deleted_file_leaves_no_trace_for_any_principal(served, tmp_path, requ
                    [(h.doc.id, h.score) for h in clean.search(q, groups, 10)]
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
 def test_a_reader_during_reindexing_never_sees_a_mix(tmp_path, request, kind):
     src, db = tmp_path / "src", new_store(kind, tmp_path, "mix", request)
     src.mkdir()
@@ -219,7 +222,7 @@ def downgrade_to_schema_1(db: str) -> None:
     conn.close()
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
 def test_a_store_of_the_older_schema_is_upgraded_by_the_next_index(tmp_path, request, kind):
     src, db = build(tmp_path), new_store(kind, tmp_path, "old", request)
     reindex(src, db)

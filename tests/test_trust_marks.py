@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
-from conftest import CORPUS
+from conftest import CORPUS, examples
 from hoprag.access import Principal
 from hoprag.engine import Engine
 from mcp_server.auth import fixed_caller
@@ -119,7 +119,7 @@ def every_tool(docs: list[dict[str, Any]], home: Path) -> list[dict[str, Any]]:
     return run(go())
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                      HealthCheck.too_slow])
 @given(docs=corpora())
 def test_no_untrusted_text_leaves_without_its_mark(docs, tmp_path_factory):

@@ -19,15 +19,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from ..corpus import (FIELDS, OWN_KEYS, CorpusError, Doc, Problem, load_allowlist, load_config, make_doc,
-                      valid_text)
+from ..corpus import FIELDS, OWN_KEYS, CorpusError, Doc, load_allowlist, load_config, make_doc, valid_text
+from ..formats import READERS, Problem, Record
 from ..lexicon import LexiconError, load_lexicon
 from ..facts import extract_facts
 from ..store import Changes, Config, Passage, Store
 from . import meta
 from .chunk import VERSION as CHUNKING, chunk
 from .discover import discover
-from .formats import READERS, Record
 
 #: Files above this size are refused (``--max-file-mb``): a document, not a data dump or a disk image.
 MAX_FILE_BYTES = 20 * 2**20

@@ -13,7 +13,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..corpus import CONFIG_FILES, Problem
+from ..corpus import CONFIG_FILES
+from ..formats import Problem
 
 
 @dataclass(frozen=True)

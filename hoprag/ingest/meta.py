@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..corpus import MAX_ID_CHARS, Problem, _field, valid_text
+from ..corpus import MAX_ID_CHARS, field_name, valid_text
+from ..formats import Problem
 
 RULE_KEYS = ("path", "groups", "trusted")
 #: The group of documents that name none (front matter, a rule, ``--groups``): with no access file
@@ -55,7 +56,7 @@ def load_rules(value: Any, where: str) -> tuple[list[Rule], list[Problem]]:
             continue
         unknown = [k for k in item if k not in RULE_KEYS]
         if unknown:
-            problems.append(Problem(where, f"{at}.{_field(unknown[0])}", f"unknown key (allowed: {', '.join(RULE_KEYS)})"))
+            problems.append(Problem(where, f"{at}.{field_name(unknown[0])}", f"unknown key (allowed: {', '.join(RULE_KEYS)})"))
             continue
         path, groups, trusted = item.get("path"), item.get("groups"), item.get("trusted")
         if not isinstance(path, str) or not path.strip():

@@ -1,16 +1,17 @@
-"""Reading one file into records: Markdown and MDX (front matter optional), reStructuredText,
-plain text, HTML, PDF, JSONL.
+"""Reading one file into records, one reader per format: Markdown and MDX (front matter optional),
+reStructuredText, plain text, HTML, PDF, JSONL -- the one registry (:data:`READERS`) ``hoprag index``
+reads a folder with and the corpus loader (``--corpus``) reads its Markdown and JSONL with.
 
 Every reader returns the record's own metadata (front matter or JSONL fields, validated later with
 the corpus loader's rules), its body text and a title guess; a file it cannot read becomes one
-:class:`~hoprag.corpus.Problem` naming it. Structured formats become Markdown with their markup
-reduced to text (:mod:`.markup`): ``#`` headings, blank-line paragraphs, fenced code, so one
-chunker serves every format.
+:class:`Problem` naming it. Structured formats become Markdown with their markup reduced to text
+(:mod:`.markup`): ``#`` headings, blank-line paragraphs, fenced code, so one chunker serves every format.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import logging
 import re
 from dataclasses import dataclass, field
@@ -18,7 +19,26 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, Callable
 
-from ..corpus import Problem, _front_matter, json_lines
+import yaml
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One validation failure: where (file or file:line), which field, what is wrong; ``reason``
+    (optional) is the short kind ``hoprag index`` counts files by (``not valid UTF-8``)."""
+
+    where: str
+    field: str
+    message: str
+    reason: str = field(default="", compare=False)
+
+    def __str__(self) -> str:
+        # One line, always printable: file names, keys and parser messages may hold line breaks
+        # or lone surrogates.
+        text = " ".join(f"{self.where}: field '{self.field}': {self.message}".splitlines())
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
@@ -45,6 +65,58 @@ def _utf8(data: bytes, where: str) -> tuple[str | None, list[Problem]]:
                                                  "re-save the file as UTF-8")]
 
 
+def front_matter(raw: str, where: str) -> tuple[dict[str, Any] | None, str, list[Problem]]:
+    """A Markdown file's YAML front matter and the text after it, or the problem naming what is wrong."""
+    if not raw.startswith("---"):
+        return None, "", [Problem(where, "front matter", "file must start with a '---' YAML front-matter block")]
+    parts = re.split(r"^---[ \t]*\r?$", raw, maxsplit=2, flags=re.M)
+    if len(parts) < 3:
+        return None, "", [Problem(where, "front matter", "no closing '---' line: end the front matter with a line of "
+                                  "three dashes (a file that starts with '---' opens YAML front matter)")]
+    fix = "fix the front matter (the YAML between the '---' lines)"
+    try:
+        meta = yaml.safe_load(parts[1])
+    except RecursionError:
+        return None, "", [Problem(where, "front matter", f"invalid YAML: nested too deeply; {fix}")]
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""  # the block starts on the first line
+        return None, "", [Problem(where, "front matter", f"invalid YAML{at}: {exc.problem or exc.context}; {fix}")]
+    except (yaml.YAMLError, ValueError) as exc:  # ValueError: impossible dates, integers past Python's digit limit
+        return None, "", [Problem(where, "front matter", f"invalid YAML: {exc}; {fix}")]
+    if meta is None:
+        meta = {}  # an empty block, or only comments, states nothing
+    if not isinstance(meta, dict):
+        return None, "", [Problem(where, "front matter", f"expected a mapping of fields (key: value lines); {fix}")]
+    return meta, parts[2].strip(), []
+
+
+def json_lines(text: str, path: str) -> tuple[list[tuple[str, dict[str, Any]]], list[Problem]]:
+    """Each non-blank line of a JSONL text as ``(path:line, object)``; a line that is not one JSON
+    object is a problem naming it (the corpus loader and ``hoprag index`` read JSONL alike)."""
+    out, problems = [], []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{n}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(Problem(where, "json", f"invalid JSON: {exc.msg} at column {exc.colno}"))
+            continue
+        except RecursionError:
+            problems.append(Problem(where, "json", "invalid JSON: nested too deeply"))
+            continue
+        except ValueError as exc:  # an integer past Python's digit limit
+            problems.append(Problem(where, "json", f"invalid JSON: {exc}"))
+            continue
+        if not isinstance(record, dict):
+            problems.append(Problem(where, "json", "expected one JSON object per line"))
+            continue
+        out.append((where, record))
+    return out, problems
+
+
 def first_heading(text: str) -> str:
     """The first heading of Markdown ``text`` (``#`` or underlined), never a ``#`` line inside code."""
     opening = _HEADING.match(text.partition("\n")[0])
@@ -69,16 +141,19 @@ def first_heading(text: str) -> str:
     return ""
 
 
-def _markdown(path: Path, data: bytes, mdx: bool) -> tuple[list[Record], list[Problem]]:
+def _markdown(path: Path, data: bytes, mdx: bool, strict: bool = False) -> tuple[list[Record], list[Problem]]:
     from .markup import markdown_text  # its patterns are compiled when a file is read, not at every start
 
     text, problems = _utf8(data, str(path))
     if text is None:
         return [], problems
+    if strict:
+        meta, body, problems = front_matter(text, str(path))
+        return ([Record(str(path), meta, body, "")] if meta is not None else []), problems
     meta: dict[str, Any] = {}
     notes: list[Problem] = []
     if text.startswith("---"):
-        parsed, body, problems = _front_matter(text, str(path))
+        parsed, body, problems = front_matter(text, str(path))
         if parsed is None:
             parsed, body, notes = _set_aside(text, str(path), problems)
             if parsed is None:
@@ -122,8 +197,10 @@ def _reduced(path: Path, meta: dict[str, Any], raw: str, text: str) -> tuple[lis
     return [Record(str(path), meta, text, first_heading(text), empty=empty)], []
 
 
-def markdown(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:
-    return _markdown(path, data, mdx=False)
+def markdown(path: Path, data: bytes, strict: bool = False) -> tuple[list[Record], list[Problem]]:
+    """Markdown, front matter optional, its markup reduced to text. ``strict``: a corpus document
+    (``--corpus``): front matter required, never set aside, and the text kept as written."""
+    return _markdown(path, data, mdx=False, strict=strict)
 
 
 def mdx(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:

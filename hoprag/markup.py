@@ -11,7 +11,7 @@ text, a tag or an include nothing. Lists, tables, emphasis and inline code stay 
 fenced code is never touched (an answer may quote it): every pass skips fences.
 
 The block structure itself (headings, fences, paragraphs) is left to a maintained Markdown parser
-in :mod:`.chunk`; what is here is only what no parser does for us: deciding what a container or a
+in :mod:`hoprag.ingest.chunk`; what is here is only what no parser does for us: deciding what a container or a
 directive *renders as*.
 """
 
