@@ -84,11 +84,14 @@ def document_of(passage_id: str) -> str:
 class Checkout:
     """One checkout of hoprag, driven through its CLI and its HTTP server."""
 
-    def __init__(self, name: str, tree: Path, work: Path):
+    def __init__(self, name: str, tree: Path, work: Path, embedder: str | None = None):
+        """``embedder``: what ``hoprag index`` embeds with (``HOPRAG_EMBEDDER``; ``None``: its default)."""
         self.name, self.tree, self.work = name, tree, work
         self.env = {**os.environ, "PYTHONPATH": str(tree), "GOOGLE_API_USE_CLIENT_CERTIFICATE": "false"}
         for key in ("HOPRAG_MODEL", "HOPRAG_MCP_URL", "HOPRAG_STORE", "HOPRAG_CORPUS", "HOPRAG_ACCESS"):
             self.env.pop(key, None)
+        if embedder:
+            self.env["HOPRAG_EMBEDDER"] = embedder
         self.store, self.access = work / "docs.db", work / "access.yaml"
 
     def cli(self, *args: str, timeout: float = 600, **env: str) -> subprocess.CompletedProcess:
@@ -103,7 +106,8 @@ class Checkout:
         summary = [line for line in done.stdout.splitlines() if line.strip()]
         if not self.store.exists():
             raise RuntimeError(f"{self.name}: hoprag index made no store: {done.stderr[-2000:]}")
-        return summary[0] if summary else f"exit {done.returncode}"
+        vectors = [line for line in summary if line.startswith("vectors:")]
+        return " ".join(summary[:1] + vectors) if summary else f"exit {done.returncode}"
 
     def search(self, question: str) -> list[str]:
         done = self.cli("search", question, "-k", "5", "--json", "--store", str(self.store), "--access",
@@ -126,6 +130,7 @@ def score(questions: Sequence[DocsQuestion], rows: Sequence[dict[str, Any]]) -> 
     right = first = at1 = at5 = abstained_ok = abstentions = unanswerable = alarms = errors = 0
     reads, single_reads = [], []
     by_kind: dict[str, list[int]] = {}
+    found_by_kind: dict[str, list[int]] = {}  # the answering page in the top 5, per kind
     for q, row in zip(questions, rows):
         report, found = row["ask"], row["search"]
         if "error" in report:
@@ -140,6 +145,9 @@ def score(questions: Sequence[DocsQuestion], rows: Sequence[dict[str, Any]]) -> 
         first += bool(q.pages) and bool(cited) and cited[0] in q.pages
         at1 += bool(set(found[:1]) & set(q.pages))
         at5 += bool(set(found[:5]) & set(q.pages))
+        if q.pages:
+            found_by_kind.setdefault(q.kind, [0, 0])[0] += bool(set(found[:5]) & set(q.pages))
+            found_by_kind[q.kind][1] += 1
         spent = int(report.get("searches", 0)) + int(report.get("fetches", 0))
         reads.append(spent)
         if q.kind in ("direct", "paraphrase"):
@@ -151,6 +159,7 @@ def score(questions: Sequence[DocsQuestion], rows: Sequence[dict[str, Any]]) -> 
     answerable = max(n - unanswerable, 1)
     return {"questions": n, "answer_line": round(right / n, 3),
             "by_kind": {k: f"{v[0]}/{v[1]}" for k, v in sorted(by_kind.items())},
+            "doc@5_by_kind": {k: f"{v[0]}/{v[1]}" for k, v in sorted(found_by_kind.items())},
             "first_source": round(first / answerable, 3), "doc@1": round(at1 / answerable, 3),
             "doc@5": round(at5 / answerable, 3), "reads_per_question": round(sum(reads) / n, 2),
             "reads_single_page": round(sum(single_reads) / max(len(single_reads), 1), 2),
@@ -189,6 +198,8 @@ def table(results: dict[str, dict[str, Any]]) -> str:
         lines.append(f"| {key} | " + " | ".join(str(r["metrics"][key]) for r in results.values()) + " |")
     lines.append("| by kind | " + " | ".join(", ".join(f"{k} {v}" for k, v in r["metrics"]["by_kind"].items())
                                               for r in results.values()) + " |")
+    lines.append("| doc@5 by kind | " + " | ".join(", ".join(f"{k} {v}" for k, v in r["metrics"]["doc@5_by_kind"].items())
+                                                   for r in results.values()) + " |")
     return "\n".join(lines)
 
 
@@ -198,6 +209,8 @@ def docs(
     split: str = typer.Option("all", "--split", help="Only questions of this split (dev, holdout), or all."),
     against: Optional[Path] = typer.Option(None, "--against", help="Another checkout of hoprag (e.g. the previous "
                                            "commit, `git worktree add`), run the same way side by side."),
+    embedders: str = typer.Option("", "--embedders", help="Comma-separated embedders (none, minilm, e5-small, ...) "
+                                  "to index with, each run side by side [default: hoprag index's own default]."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write the full JSON report (every answer) here."),
     as_json: bool = typer.Option(False, "--json", help="Print the JSON report instead of the table."),
 ) -> dict[str, Any]:
@@ -214,12 +227,15 @@ def docs(
         raise typer.Exit(1)
     trees = {"this checkout": Path(__file__).resolve().parent.parent,
              **({"against": against.resolve()} if against else {})}
+    models = [e.strip() for e in embedders.split(",") if e.strip()] or [None]
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, tree in trees.items():
-            work = Path(tmp) / name.replace(" ", "-")
-            work.mkdir()
-            results[name] = run_checkout(Checkout(name, tree, work), corpus, chosen)
+            for model in models:
+                label = f"{name} ({model})" if model else name
+                work = Path(tmp) / label.replace(" ", "-").replace("(", "").replace(")", "")
+                work.mkdir()
+                results[label] = run_checkout(Checkout(label, tree, work, model), corpus, chosen)
     report = {"corpus": str(corpus), "questions": str(questions), "split": split, "results": results}
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)

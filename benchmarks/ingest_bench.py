@@ -22,7 +22,8 @@ from typing import Any, Optional, Sequence
 import httpx
 import typer
 
-from hoprag.ingest import index
+from hoprag.embed import Embedder, load as load_embedder
+from hoprag.ingest import MAX_FILE_BYTES, index
 from hoprag.settings import DEMO_CORPUS
 from hoprag.store import open_store
 
@@ -50,17 +51,21 @@ def write_files(src: Path, n: int, seed: int = 0) -> Path:
     return src
 
 
-def timed_index(src: Path, db: str | Path, max_bytes: int | None = None) -> dict[str, Any]:
+def timed_index(src: Path, db: str | Path, max_bytes: int | None = None, embedder: Embedder | None = None) -> dict[str, Any]:
+    """One :func:`index` run timed; with ``embedder``, what embedding took of it (only new or changed text)."""
     store = open_store(db, create=True)
     try:
         start = time.perf_counter()
-        report = index(src, store, max_bytes=max_bytes) if max_bytes else index(src, store)
+        report = index(src, store, max_bytes=max_bytes or MAX_FILE_BYTES, embedder=embedder)
         seconds = time.perf_counter() - start
         if report.failed:
             raise RuntimeError(f"indexing failed: {report.failed[0]}")
         return {"seconds": round(seconds, 3), "files": report.files, "passages_written": report.passages,
                 "passages": report.total_passages, "passages_per_s": round(report.passages / seconds, 1),
-                "store_mb": round(store.size_bytes() / 2**20, 1), "generation": report.generation}
+                "store_mb": round(store.size_bytes() / 2**20, 1), "generation": report.generation,
+                **({"embedded": report.embedded, "embed_seconds": round(report.embed_seconds, 2),
+                    "embedded_per_s": round(report.embedded / report.embed_seconds, 1) if report.embedded else None}
+                   if embedder else {})}
     finally:
         store.close()
 
@@ -158,22 +163,25 @@ def ingest(
     passages: int = typer.Option(100_000, "--passages", min=100, help="Passages for the cold-start comparison."),
     out: Path = typer.Option(OUT / "ingest", "--out", help="Directory for the corpora, stores and ingest.json."),
     ranker: str = typer.Option("bm25-titles", "--ranker", help="The ranker the cold-start servers use (the synthetic corpus asks for overlap)."),
+    embedder: str = typer.Option("none", "--embedder", help="Embed the N files too (minilm, e5-small, ...): embedding "
+                                 "throughput, and re-indexing embeds only what changed [default: none, lexical]."),
 ) -> dict[str, Any]:
     """Index N files (s, passages/s), re-index unchanged and after one change, store size, reload latency,
     and serve cold start from a store vs from the JSONL corpus."""
     out.mkdir(parents=True, exist_ok=True)
     token = synthetic.token_for("engineering")
     report: dict[str, Any] = {"machine": machine(), "load_average": os.getloadavg()[0], "files": files,
-                              "passages": passages, "ranker": ranker}
+                              "passages": passages, "ranker": ranker, "embedder": embedder}
+    model = load_embedder(embedder)
 
     src, db = write_files(out / "files", files), out / "files.db"
     for stale in out.glob("*.db*"):
         stale.unlink()
-    report["index"] = timed_index(src, db)
-    report["reindex_unchanged"] = timed_index(src, db)
+    report["index"] = timed_index(src, db, embedder=model)
+    report["reindex_unchanged"] = timed_index(src, db, embedder=model)
     one = next(src.rglob("*.md"))
     one.write_text(one.read_text(encoding="utf-8").replace("notes", "notes (edited)", 1), encoding="utf-8")
-    report["reindex_one_changed"] = timed_index(src, db)
+    report["reindex_one_changed"] = timed_index(src, db, embedder=model)
     synthetic.write(out / "small", 10)  # an access file with the synthetic principals and tokens
     access = out / "small" / "access.yaml"
     report["reload"] = reload_latency(src, db, access, token)
@@ -202,6 +210,9 @@ def table(report: dict[str, Any]) -> str:
              f"| re-index, nothing changed | {u['seconds']:.2f} | {u['passages_written']} | | {u['store_mb']} |",
              f"| re-index, one file changed | {c['seconds']:.2f} | {c['passages_written']} | | {c['store_mb']} |",
              f"| index one {report['passages']:,}-line JSONL | {j['seconds']:.2f} | {j['passages_written']:,} | {j['passages_per_s']:,.0f} | {j['store_mb']} |",
+             *([f"| of the {report['files']:,} files' index, embedding with {report['embedder']} (re-index after one "
+                f"change: {c['embedded']} embedded) | {i['embed_seconds']:.2f} | {i['embedded']:,} | "
+                f"{i['embedded_per_s'] or 0:,.1f} | |"] if i.get("embedded") is not None else []),
              f"| its derived data for the access file's principals (`hoprag index --access`) | "
              f"{report['prepare']['seconds']:.2f} | | | {report['prepare']['store_mb']} |",
              "", f"Reload: a one-file re-index took {r['reindex_s']:.2f} s; the running server answered from the "
@@ -256,7 +267,8 @@ def side_by_side(
 _INDEX_PROBE = """
 import json, sys, tempfile, time
 from pathlib import Path
-from hoprag.ingest import index
+from hoprag.embed import Embedder, load as load_embedder
+from hoprag.ingest import MAX_FILE_BYTES, index
 from hoprag.store import open_store
 src, repeat = Path(sys.argv[1]), int(sys.argv[2])
 best = None

@@ -11,6 +11,7 @@ engine, one per ranker a strategy asks for; answers and supporting ids are read 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 import time
@@ -22,14 +23,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+import numpy as np
 from tqdm import tqdm
 
 from hoprag.corpus import Corpus, load_corpus as load_engine_corpus
+from hoprag.embed import Embedder, Vectors, embed_all, text_of
 from hoprag.engine import Engine
 from hoprag.search import View
 from hoprag.walk import DEFAULT_BUDGET
 
-from .strategies import AGENT, STRATEGIES, AgentServer, Strategy, Tools
+from .strategies import AGENT, AGENT_HYBRID, DENSE_STRATEGIES, STRATEGIES, AgentServer, Strategy, Tools
 
 GROUPS = frozenset({"public"})
 
@@ -62,16 +65,45 @@ class Score:
 
 
 class Bench:
-    """One benchmark corpus served by the product's engine: one :class:`Engine` per ranker asked for."""
+    """One benchmark corpus served by the product's engine: one :class:`Engine` per ranker asked for
+    (``dense`` and ``hybrid`` over the passages' vectors of ``embedder``, embedded once and kept in
+    ``cache``, a folder, so a long corpus is embedded once across runs)."""
 
-    def __init__(self, corpus: Corpus):
-        self.corpus = corpus
+    def __init__(self, corpus: Corpus, embedder: Embedder | None = None, cache: Path | None = None):
+        self.corpus, self.embedder, self.cache = corpus, embedder, cache
         self.row = {d.id: i for i, d in enumerate(corpus.docs)}
         self._engines: dict[str, Engine] = {}
+        self._vectors: Vectors | None = None
+        self.embed_seconds = 0.0
+
+    @property
+    def vectors(self) -> Vectors:
+        """The passages' vectors, from the cache when it holds this corpus's for this embedder."""
+        if self._vectors is None:
+            if self.embedder is None:
+                raise ValueError("dense and hybrid strategies need an embedder: pass --embedder (e.g. minilm)")
+            texts = [text_of(d) for d in self.corpus.docs]
+            key = hashlib.sha256("\0".join([self.embedder.identity, *texts]).encode()).hexdigest()[:20]
+            path = self.cache / f"{self.embedder.name.replace(':', '_').replace('/', '_')}-{key}.npy" if self.cache else None
+            if path is not None and path.exists():
+                matrix = np.load(path)
+            else:
+                start = time.perf_counter()
+                matrix = embed_all(self.embedder, texts, lambda line: print(line, file=sys.stderr))
+                self.embed_seconds = time.perf_counter() - start
+                if path is not None:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    np.save(path, matrix.astype(np.float16))
+            self._vectors = Vectors(self.embedder, np.asarray(matrix, dtype=np.float32))
+        return self._vectors
 
     def engine(self, ranker: str) -> Engine:
         if ranker not in self._engines:
-            self._engines[ranker] = Engine(self.corpus, ranker)
+            if ranker in ("dense", "hybrid"):
+                self._engines[ranker] = Engine(self.corpus, "dense" if ranker == "dense" else "bm25-titles",
+                                               vectors=self.vectors)
+            else:
+                self._engines[ranker] = Engine(self.corpus, ranker)
         return self._engines[ranker]
 
     def view(self, ranker: str) -> View:
@@ -123,6 +155,8 @@ def evaluate(bench: Bench, questions: Sequence[Question], strategy: Strategy,
     if unknown:
         raise ValueError(f"supporting ids not in the corpus: {', '.join(sorted(unknown)[:5])}")
     view = bench.view(strategy.ranker)
+    if view.vectors is not None:
+        view.vectors.forget()  # each strategy embeds its own queries: their cost is in its ms/q
     if questions:
         strategy.run(questions[0].question, Tools(view, budget))
     recall = {k: 0.0 for k in KS}
@@ -153,7 +187,7 @@ def is_yes_no(answer: str) -> bool:
 
 
 def evaluate_agent(bench: Bench, questions: Sequence[Question], budget: int = DEFAULT_BUDGET,
-                   bar: tqdm | None = None) -> Score:
+                   bar: tqdm | None = None, hybrid: bool = False) -> Score:
     """The shipped agent through a real HTTP MCP server: its report's ``retrieved`` ranks the passages.
 
     Besides recall it reports citation recall (gold passages among the cited ``doc_id``s), the
@@ -170,7 +204,8 @@ def evaluate_agent(bench: Bench, questions: Sequence[Question], budget: int = DE
     in_answer = {"answer": [0, 0], "yes_no": [0, 0]}
     by_hops: dict[int, list[int]] = defaultdict(list)
     answered: list[str | None] = []
-    with tempfile.TemporaryDirectory() as tmp, AgentServer(bench.corpus, Path(tmp), budget) as served:
+    with tempfile.TemporaryDirectory() as tmp, AgentServer(bench.corpus, Path(tmp), budget,
+                                                           bench.vectors if hybrid else None) as served:
         if questions:
             served.ask(questions[0].question)  # warm-up, untimed: imports, first MCP session
         for q in questions:
@@ -205,11 +240,12 @@ def evaluate_agent(bench: Bench, questions: Sequence[Question], budget: int = DE
 def run(bench: Bench, questions: Sequence[Question], strategies: Mapping[str, Strategy | None],
         budget: int = DEFAULT_BUDGET, progress: bool = False) -> dict[str, Score]:
     """Every strategy over the same questions and corpus, one after another on this machine
-    (``None``: the shipped agent through MCP, :func:`evaluate_agent`)."""
+    (``None``: the shipped agent through MCP, :func:`evaluate_agent`, over a hybrid server for
+    :data:`AGENT_HYBRID`)."""
     with tqdm(total=len(questions) * len(strategies), file=sys.stderr, disable=None if progress else True,
               desc="questions", leave=False) as bar:
         return {name: evaluate(bench, questions, s, budget, bar) if s is not None
-                else evaluate_agent(bench, questions, budget, bar) for name, s in strategies.items()}
+                else evaluate_agent(bench, questions, budget, bar, name == AGENT_HYBRID) for name, s in strategies.items()}
 
 
 def report_json(scores: Mapping[str, Score]) -> str:
@@ -217,10 +253,10 @@ def report_json(scores: Mapping[str, Score]) -> str:
 
 
 def report_table(scores: Mapping[str, Score]) -> str:
-    lines = [f"{'strategy':<12} {'R@2':>6} {'R@5':>6} {'R@10':>6} {'searches/q':>11} {'ms/q':>8}"]
+    lines = [f"{'strategy':<15} {'R@2':>6} {'R@5':>6} {'R@10':>6} {'searches/q':>11} {'ms/q':>8}"]
     for name, s in scores.items():
         r = [f"{100 * s.recall[k]:6.1f}" for k in KS]
-        lines.append(f"{name:<12} {' '.join(r)} {s.searches_per_question:11.2f} {s.ms_per_question:8.2f}")
+        lines.append(f"{name:<15} {' '.join(r)} {s.searches_per_question:11.2f} {s.ms_per_question:8.2f}")
     for name, s in scores.items():
         if s.extra:
             e = s.extra
@@ -232,8 +268,10 @@ def report_table(scores: Mapping[str, Score]) -> str:
 
 
 def select(names: Sequence[str]) -> dict[str, Strategy | None]:
-    """Strategies by name, in the order given (``agent``: ``None``); raises ``ValueError`` naming the choices."""
-    bad = [n for n in names if n not in STRATEGIES and n != AGENT]
+    """Strategies by name, in the order given (``agent``, ``agent-hybrid``: ``None``); raises ``ValueError``
+    naming the choices."""
+    known = {**STRATEGIES, **DENSE_STRATEGIES}
+    bad = [n for n in names if n not in known and n not in (AGENT, AGENT_HYBRID)]
     if bad or not names:
-        raise ValueError(f"unknown strategy {', '.join(bad)}; choose from {', '.join([*STRATEGIES, AGENT])}")
-    return {n: STRATEGIES.get(n) for n in names}
+        raise ValueError(f"unknown strategy {', '.join(bad)}; choose from {', '.join([*known, AGENT, AGENT_HYBRID])}")
+    return {n: known.get(n) for n in names}

@@ -20,10 +20,13 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from hoprag.corpus import Corpus, Doc
+from hoprag.embed import Vectors, digest, text_of
+from hoprag.facts import extract_facts
 from hoprag.search import View
+from hoprag.store import Changes, Config, Embedding, Passage, open_store
 from hoprag.walk import Budget, BudgetExceeded, Search, bridge_walk, specific
 
-__all__ = ["AGENT", "STRATEGIES", "AgentServer", "BudgetExceeded", "Strategy", "Tools", "agentic", "bm25", "bm25_titles", "graph"]
+__all__ = ["AGENT", "AGENT_HYBRID", "DENSE_STRATEGIES", "STRATEGIES", "AgentServer", "BudgetExceeded", "Strategy", "Tools", "agentic", "bm25", "bm25_titles", "graph"]
 
 
 class Tools:
@@ -49,7 +52,8 @@ class Tools:
 
 @dataclass(frozen=True)
 class Strategy:
-    """A strategy and the ranker its searches use (``bm25`` plain, ``bm25-titles`` title-aware)."""
+    """A strategy and the ranker its searches use (``bm25`` plain, ``bm25-titles`` title-aware,
+    ``dense`` the embedder alone, ``hybrid`` title-aware BM25 fused with it)."""
 
     ranker: str
     run: Callable[[str, Tools], Sequence[str]]
@@ -84,9 +88,20 @@ STRATEGIES: dict[str, Strategy] = {
 }
 
 
+#: The same strategies over passage vectors (``--embedder``): dense alone, and hybrid (title-aware BM25
+#: fused with dense, :func:`hoprag.search.fuse`) one-shot, walked and seeding the graph.
+DENSE_STRATEGIES: dict[str, Strategy] = {
+    "dense": Strategy("dense", bm25),
+    "hybrid": Strategy("hybrid", bm25),
+    "agentic-hybrid": Strategy("hybrid", agentic),
+    "graph-hybrid": Strategy("hybrid", graph),
+}
+
 #: The shipped ADK agent (offline model) through a real ``hoprag serve`` over HTTP: it is scored
 #: from its ``hoprag ask`` report (:func:`benchmarks.retrieval.evaluate_agent`), not through :class:`Tools`.
 AGENT = "agent"
+#: The same agent, the server searching hybrid (a store holding the passages' vectors).
+AGENT_HYBRID = "agent-hybrid"
 
 
 class AgentServer:
@@ -98,8 +113,9 @@ class AgentServer:
 
     PRINCIPAL, TOKEN = "bench", "bench-token"
 
-    def __init__(self, corpus: Corpus, workdir: Path, budget: int):
-        self.budget, self.workdir = budget, workdir
+    def __init__(self, corpus: Corpus, workdir: Path, budget: int, vectors: Vectors | None = None):
+        """``vectors``: serve a store holding the corpus and these passage vectors (hybrid search)."""
+        self.budget, self.workdir, self.vectors = budget, workdir, vectors
         self.corpus_path = workdir / "corpus.jsonl"
         with self.corpus_path.open("w", encoding="utf-8") as f:
             for d in corpus.docs:
@@ -116,11 +132,16 @@ class AgentServer:
                                                 "users": {self.PRINCIPAL: self.PRINCIPAL}}), encoding="utf-8")
         self.process: subprocess.Popen | None = None
         self.url = ""
+        self.store = workdir / "bench.db" if vectors is not None else None
+        if self.store is not None:
+            assert vectors is not None
+            write_store(corpus, vectors, self.store, str(self.corpus_path))
 
     def __enter__(self) -> "AgentServer":
+        source = ["--store", str(self.store)] if self.store is not None else ["--corpus", str(self.corpus_path)]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "mcp_server", "--transport", "http", "--port", "0",
-             "--corpus", str(self.corpus_path), "--access", str(self.access_path)],
+            [sys.executable, "-m", "mcp_server", "--transport", "http", "--port", "0", *source,
+             "--access", str(self.access_path)],
             stderr=subprocess.PIPE, text=True)
         assert self.process.stderr is not None
         for line in self.process.stderr:
@@ -146,3 +167,18 @@ class AgentServer:
         os.environ.setdefault("GOOGLE_API_USE_CLIENT_CERTIFICATE", "false")
         return asyncio.run(ask(question, self.PRINCIPAL, self.corpus_path, self.access_path,
                                mcp_url=self.url, search_budget=self.budget, model="hoprag-offline"))
+
+
+def write_store(corpus: Corpus, vectors: Vectors, path: Path, source: str) -> None:
+    """A store holding ``corpus`` as it is (no chunking: the benchmark's passage ids stay) and its vectors,
+    written as ``hoprag index`` commits (one generation), so a server searches it hybrid."""
+    model = vectors.embedder
+    passages = [Passage(d, extract_facts(d, corpus.lexicon), row.astype("<f2").tobytes(),
+                        digest(model.identity, text_of(d))) for d, row in zip(corpus.docs, vectors.matrix)]
+    store = open_store(path, create=True)
+    try:
+        store.apply(Changes(source, Config(corpus.lexicon, corpus.allowlist, corpus.ranker), "bench",
+                            {"corpus.jsonl": ("bench", passages)},
+                            embedding=Embedding(model.name, model.identity, model.dim)))
+    finally:
+        store.close()

@@ -7,6 +7,7 @@ permission boundary is in one place; the MCP server is a thin typed surface over
 from __future__ import annotations
 
 import datetime as dt
+import sys
 import threading
 from functools import cached_property
 from itertools import compress
@@ -18,6 +19,7 @@ import numpy as np
 from .cache import Derived, Lru, load_or_build, pack, unpack
 from .claims import Claim, Claims
 from .corpus import Corpus, Doc, load_corpus
+from .embed import NONE, Vectors, attach, load as load_embedder
 from .entities import FORMAT as ENTITY_FORMAT, EntityIndex
 from .graph import Graph, build_graph
 from .grep import grep
@@ -40,11 +42,13 @@ class Engine:
     """Permission-aware retrieval over one validated corpus."""
 
     def __init__(self, corpus: Corpus, ranker: str | None = None, facts: Mapping[str, tuple[Triple, ...]] | None = None,
-                 cache: Derived | None = None, generation: int = 0, guard: Guard | None = None):
+                 cache: Derived | None = None, generation: int = 0, guard: Guard | None = None,
+                 vectors: Vectors | None = None):
         """``ranker`` defaults to the corpus's own choice (``corpus.yaml``), else the product default;
         ``facts`` and ``cache`` (built views, the entity index) are derived data a store persisted
         (:meth:`from_snapshot`); ``guard`` is the store's own permission check (PostgreSQL row-level
-        security), enforced on top of hoprag's."""
+        security), enforced on top of hoprag's; ``vectors``: the passages' embeddings, in passage
+        order (the BM25 rankers then search hybrid)."""
         self.corpus = corpus
         self.passages = Passages.of(corpus.docs)
         self.lexicon = corpus.lexicon
@@ -54,8 +58,9 @@ class Engine:
         self._once = threading.Lock()  # corpus-wide structures (entity index, evidence) are built once
         self._guard = guard
         self._guarded: Lru[frozenset[str], frozenset[str]] = Lru(64)
+        self.vectors = vectors
         self.searcher = Searcher(self.passages, self.ranker, entities=lambda: self.entities, cache=cache,
-                                 rows=self.rows)
+                                 rows=self.rows, vectors=vectors)
         self.provenance = Provenance(corpus.allowlist)
         #: Each passage's facts; a passage absent states none (a store keeps only those that state some).
         self._facts = dict(facts) if facts is not None else {d.id: extract_facts(d, self.lexicon) for d in self.passages}
@@ -66,23 +71,33 @@ class Engine:
         self.warmed = threading.Event()
 
     @classmethod
-    def from_snapshot(cls, snapshot: "Snapshot", ranker: str | None = None) -> "Engine":
-        """An engine over one generation of a store, reusing the facts and views it persisted."""
+    def from_snapshot(cls, snapshot: "Snapshot", ranker: str | None = None, embedder: str | None = None,
+                      where: str = "the store") -> "Engine":
+        """An engine over one generation of a store, reusing the facts, views and vectors it persisted
+        (``embedder``: the setting, checked against the store's vectors by :func:`~hoprag.embed.attach`)."""
         cfg = snapshot.config
         corpus = Corpus(snapshot.docs, cfg.lexicon, None, cfg.allowlist, cfg.ranker)
-        return cls(corpus, ranker, snapshot.facts, snapshot.derived, snapshot.generation, snapshot.guard)
+        return cls(corpus, ranker, snapshot.facts, snapshot.derived, snapshot.generation, snapshot.guard,
+                   attach(snapshot.vectors, embedder, where))
 
     @classmethod
-    def over(cls, store: "Store", ranker: str | None = None, readers: frozenset[str] | None = None) -> "Engine":
+    def over(cls, store: "Store", ranker: str | None = None, readers: frozenset[str] | None = None,
+             embedder: str | None = None, where: str = "the store") -> "Engine":
         """An engine over an open store's newest generation: the one way every process opens one (a front
         door, a server and each of its reloads, ``hoprag index`` preparing what servers load). ``readers``:
-        the groups of everyone the process serves (a store enforcing its own permissions returns their rows)."""
-        return cls.from_snapshot(store.snapshot(readers), ranker)
+        the groups of everyone the process serves (a store enforcing its own permissions returns their rows);
+        ``embedder``: the setting, checked against the store's vectors; ``where``: the store, for messages."""
+        return cls.from_snapshot(store.snapshot(readers), ranker, embedder, where)
 
     @classmethod
-    def load(cls, path: str | Path, ranker: str | None = None) -> "Engine":
-        """Load a corpus; ``ranker`` defaults to the one the corpus asks for (:func:`~hoprag.settings.ranker_for`)."""
-        return cls(load_corpus(path), ranker)
+    def load(cls, path: str | Path, ranker: str | None = None, embedder: str | None = None,
+             progress: Callable[[str], None] | None = None) -> "Engine":
+        """Load a corpus; ``ranker`` defaults to the one the corpus asks for (:func:`~hoprag.settings.ranker_for`).
+        ``embedder`` (a setting other than ``none``) embeds every passage now: a corpus has no store
+        to keep vectors in, so a large one is better indexed (``hoprag index``)."""
+        corpus = load_corpus(path)
+        found = load_embedder(embedder) if embedder not in (None, NONE) else None
+        return cls(corpus, ranker, vectors=Vectors.of(found, corpus.docs, progress) if found else None)
 
     @classmethod
     def open(cls, settings: Settings) -> "Engine":
@@ -91,11 +106,13 @@ class Engine:
         (or the corpus's) ranker."""
         if settings.store is not None:
             from .settings import load_operator_access
-            from .store import is_database, open_store
+            from .store import is_database, open_store, redact
 
             readers = load_operator_access(settings).groups() if is_database(settings.store) else None
-            return cls.over(open_store(settings.store), settings.ranker, readers)
-        return cls.load(settings.corpus, settings.ranker)
+            return cls.over(open_store(settings.store), settings.ranker, readers, settings.embedder,
+                            redact(settings.store))
+        return cls.load(settings.corpus, settings.ranker, settings.embedder,
+                        lambda line: print(line, file=sys.stderr, flush=True))
 
     @cached_property
     def entities(self) -> EntityIndex:

@@ -349,7 +349,7 @@ class EntityView:
         computed, one sparse product per step instead of two (the same arithmetic, so the same scores).
 
         SciPy sparse products over :attr:`walk` rather than ``networkx.pagerank``: measured at 100,000
-        passages (``hoprag bench graphs``, benchmarks/RESULTS.md section 11), networkx needs 7-9 s and
+        passages (``hoprag bench graphs``, benchmarks/RESULTS.md section 12), networkx needs 7-9 s and
         ≈ 0.9 GB to hold one caller's mention graph (2.5M edges) and 10-20 s per call, since it converts
         the whole graph to a SciPy matrix on every call; a whole ``graph_hops`` call here takes ≈ 33 ms
         of CPU (43 at p99), with the same top passages.

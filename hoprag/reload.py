@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from .engine import Engine
-from .store import open_store
+from .store import open_store, redact
 
 log = logging.getLogger("hoprag.reload")
 
@@ -29,21 +29,24 @@ class Reloader:
 
     def __init__(self, store: str | Path, ranker: str | None = None, warm: Callable[[Engine], None] = lambda e: None,
                  interval: float = POLL_SECONDS, on_swap: Callable[[], None] = lambda: None,
-                 readers: frozenset[str] | None = None):
+                 readers: frozenset[str] | None = None, embedder: str | None = None):
         """``readers``: the groups of every principal this process serves (what a store enforcing its
-        own permissions returns rows for)."""
+        own permissions returns rows for); ``embedder``: the setting (unset: the store's own)."""
         self.path, self.ranker, self.warm, self.interval, self.on_swap = store, ranker, warm, interval, on_swap
-        self.readers = readers
+        self.readers, self.embedder = readers, embedder
         self._store = open_store(store)
-        self._engine = Engine.over(self._store, ranker, readers)
+        self._engine = self._load()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def _build(self) -> Engine:
         """A complete engine, warmed before it is swapped in, so no request after a swap pays for a build."""
-        engine = Engine.over(self._store, self.ranker, self.readers)
+        engine = self._load()
         self.warm(engine)
         return engine
+
+    def _load(self) -> Engine:
+        return Engine.over(self._store, self.ranker, self.readers, self.embedder, redact(self.path))
 
     def current(self) -> Engine:
         return self._engine

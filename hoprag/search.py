@@ -12,7 +12,14 @@ Three rankers, one analysis (:mod:`.tokens`):
   headings;
 - ``bm25-titles``: ``bm25`` plus a title match: passages titled with an entity the query names
   gain ``TITLE_WEIGHT`` times the best BM25 score of the query (the query's entities have a
-  page of their own).
+  page of their own);
+- ``dense``: the cosine of the query's and each passage's embedding alone (:mod:`.embed`).
+
+With passage vectors (:class:`~hoprag.embed.Vectors`), the BM25 rankers are **hybrid**: each
+view scores the query's embedding against *its own rows only* -- an exact matrix product over the
+vectors of the passages the caller may read, so dense scores, like BM25's statistics, never see an
+unreadable passage -- and fuses the two rankings (:func:`fuse`). ``overlap`` stays lexical: it is
+the chapter's ranker, whose tables must reproduce.
 """
 
 from __future__ import annotations
@@ -30,15 +37,21 @@ from scipy import sparse
 
 from .cache import Derived, Lru, load_or_build, pack, unpack
 from .corpus import SECTION_SEPARATOR, Doc
+from .embed import Vectors
 from .entities import EntityIndex, EntityView
 from .lexicon import Lexicon
 from .passages import Passages
 from .tokens import fold, identifiers, tokenize
 
-RANKERS = ("overlap", "bm25", "bm25-titles")
+RANKERS = ("overlap", "bm25", "bm25-titles", "dense")
 TITLE_WEIGHT = 0.5
 #: How many BM25 hits the title match re-ranks (titled passages outside it still gain the bonus).
 TITLE_POOL = 50
+#: Hybrid fusion: the weight of the dense ranking against the lexical one, each min-max scaled over
+#: the view (dense: from the ``DENSE_POOL``-th best cosine up), tuned on MuSiQue questions 0-49
+#: (benchmarks/RESULTS.md, section 11).
+DENSE_WEIGHT = 0.5
+DENSE_POOL = 20
 #: The layout :meth:`_BM25.to_bytes` writes and what :func:`analysed` indexes, part of the kind a view
 #: persists under: an older one is a cache miss.
 VIEW_FORMAT = "5"
@@ -127,13 +140,17 @@ class View:
     """The documents one set of groups may read, ranked by one scorer, ties broken by id."""
 
     def __init__(self, docs: Sequence[Doc], rows: Sequence[int], scorer: _Scorer, titled: bool,
-                 entities: Callable[[], EntityIndex], id_rank: np.ndarray):
+                 entities: Callable[[], EntityIndex], id_rank: np.ndarray, vectors: Vectors | None = None,
+                 dense: str | None = None):
         """``docs``: the view's documents (the corpus's ``rows``); ``id_rank``: each one's place in id
-        order (any order-preserving numbers)."""
+        order (any order-preserving numbers); ``vectors``: the corpus's passage vectors, of which
+        the view reads its rows only; ``dense``: ``"hybrid"`` (fused with the lexical scores),
+        ``"dense"`` (alone) or ``None`` (lexical)."""
         self.docs, self.rows = docs, rows
         self.scorer, self.titled = scorer, titled
         self._entity_index = entities
         self.id_rank = id_rank
+        self.vectors, self.dense = vectors, dense if vectors is not None else None
 
     @cached_property
     def entities(self) -> EntityView:
@@ -147,6 +164,22 @@ class View:
         df = self.scorer.document_frequencies()
         n = len(self.docs)
         return {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
+
+    @cached_property
+    def matrix(self) -> np.ndarray:
+        """The vectors of this view's rows only (the corpus's matrix itself when the view is all of it)."""
+        assert self.vectors is not None
+        whole = self.vectors.matrix
+        rows = np.asarray(self.rows)
+        if len(rows) == len(whole) and (len(rows) == 0 or (rows[0] == 0 and rows[-1] == len(whole) - 1)):
+            return whole
+        return whole[rows]
+
+    def similarity(self, query: str) -> np.ndarray:
+        """The cosine of ``query`` with each of the view's passages (zeros without vectors)."""
+        if self.vectors is None or not len(self.rows):
+            return np.zeros(len(self.rows))
+        return self.matrix @ self.vectors.query(query)
 
     def _top(self, scores: np.ndarray, k: int) -> np.ndarray:
         cand = np.flatnonzero(scores > 0)
@@ -169,7 +202,32 @@ class View:
                 for j in self.entities.index.entities_in(query):
                     boosted[self.entities.titled(j)] += bonus
             scores = boosted
+        if self.dense is not None:
+            assert self.vectors is not None
+            similar = self.similarity(query)
+            floor = self.vectors.embedder.min_similarity
+            scores = fuse(scores, similar, floor) if self.dense == "hybrid" else np.where(similar >= floor, similar, 0.0)
         return [Hit(self.docs[i], float(scores[i])) for i in self._top(scores, k)]
+
+
+def fuse(lexical: np.ndarray, similar: np.ndarray, floor: float, weight: float | None = None,
+         pool: int | None = None) -> np.ndarray:
+    """Hybrid scores: ``weight`` times the dense ranking plus the rest times the lexical one, each
+    scaled to 0..1 -- lexical by its best score, dense from the ``pool``-th best cosine (0) to the
+    best (1), so only the dense top ``pool`` count. A passage no query word matches is a hit only
+    when its cosine reaches the embedder's ``floor`` (a query of unknown words finds nothing)."""
+    weight = DENSE_WEIGHT if weight is None else weight
+    pool = DENSE_POOL if pool is None else pool
+    best = lexical.max() if len(lexical) else 0.0
+    lex = lexical / best if best > 0 else np.zeros_like(lexical)
+    dense = np.zeros_like(lex)
+    if len(similar):
+        top = similar.max()
+        low = np.partition(similar, len(similar) - pool)[len(similar) - pool] if len(similar) > pool else similar.min()
+        if top > low:
+            dense = np.clip((similar - low) / (top - low), 0.0, 1.0)
+        dense[(lex <= 0) & (similar < floor)] = 0.0
+    return weight * dense + (1 - weight) * lex
 
 
 def analysed(doc: Doc) -> str:
@@ -210,13 +268,17 @@ class Searcher:
 
     def __init__(self, docs: Sequence[Doc], ranker: str = "overlap", max_views: int = 64,
                  entities: Callable[[], EntityIndex] | None = None, cache: Derived | None = None,
-                 rows: Callable[[frozenset[str]], np.ndarray] | None = None):
+                 rows: Callable[[frozenset[str]], np.ndarray] | None = None, vectors: Vectors | None = None):
         """``cache``: persisted BM25 views (a store's), read before building and written after;
         ``rows``: the engine's permission check for a group set, as the rows it may read (default:
-        :meth:`Passages.readable_rows`)."""
+        :meth:`Passages.readable_rows`); ``vectors``: the passages' embeddings (BM25 rankers then
+        search hybrid; ``dense`` needs them)."""
         if ranker not in RANKERS:
             raise ValueError(f"unknown ranker {ranker!r}; choose one of {', '.join(RANKERS)}")
-        self.docs, self.ranker, self.cache = Passages.of(docs), ranker, cache
+        if ranker == "dense" and vectors is None:
+            raise ValueError("ranker dense needs passage vectors: index with an embedder (--embedder minilm), "
+                             "or choose another --ranker")
+        self.docs, self.ranker, self.cache, self.vectors = Passages.of(docs), ranker, cache, vectors
         self._entities = entities or (lambda: EntityIndex(self.docs, Lexicon(())))
         self._views: Lru[frozenset[str], View] = Lru(max_views)
         self._readable = rows or self.docs.readable_rows
@@ -276,9 +338,13 @@ class Searcher:
             scorer = _Overlap(matrix[rows].tocsc(), vocab, lambda: self._frequencies(rows))
         else:
             key = json.dumps(sorted(groups))
-            scorer = load_or_build(self.cache, f"view:{self.ranker}:{VIEW_FORMAT}", key, _BM25.from_bytes,
+            lexical = "bm25" if self.ranker == "dense" else self.ranker  # dense: BM25 still weighs query words
+            scorer = load_or_build(self.cache, f"view:{lexical}:{VIEW_FORMAT}", key, _BM25.from_bytes,
                                    lambda: _BM25([self._tokens[i] for i in rows]), _BM25.to_bytes)
-        return View(docs, rows, scorer, self.ranker == "bm25-titles", self._entities, self._id_rank[rows])
+        dense = None if self.vectors is None or self.ranker == "overlap" else (
+            "dense" if self.ranker == "dense" else "hybrid")
+        return View(docs, rows, scorer, self.ranker == "bm25-titles", self._entities, self._id_rank[rows],
+                    self.vectors, dense)
 
     def view(self, groups: frozenset[str]) -> View:
         """The caller's view, built on first use (empty groups see nothing)."""

@@ -6,6 +6,7 @@
 | store | ``--store`` (search, serve, ask, index) | ``HOPRAG_STORE`` | none; when given it is served instead of the corpus (``hoprag index``) |
 | access file | ``--access`` (search, serve, ask, index) | ``HOPRAG_ACCESS`` | ``access.yaml`` beside the store file, else in (or beside) the corpus; none there: single-user mode |
 | ranker | ``--ranker`` (search, serve, index) | ``HOPRAG_RANKER`` | what the corpus's ``corpus.yaml`` asks for, else ``bm25-titles`` |
+| embedder | ``--embedder`` (search, serve, index) | ``HOPRAG_EMBEDDER`` | ``hoprag index``: the store's own, else ``minilm`` when installed, else ``none``; serving a store: the one it was indexed with; a corpus: ``none`` |
 
 The agent adds its own (model, read budget, loop rounds, a remote MCP server):
 :mod:`agents.hoprag_agent.config`. Nothing here loads a corpus: resolving is cheap and side-effect
@@ -41,6 +42,8 @@ class Settings:
     access: Path | None
     ranker: str | None
     store: str | None = None  # a store file path, or a postgresql:// URL
+    #: ``None``: not set (the store's own, or lexical for a corpus); ``"none"``: lexical, explicitly.
+    embedder: str | None = None
 
     def with_flags(self, **flags: object) -> "Settings":
         """These settings with every flag that was given (``None`` = not given) taking precedence."""
@@ -58,6 +61,7 @@ def resolve(env: Mapping[str, str] | None = None, **flags: object) -> Settings:
         access=Path(access) if access else None,
         ranker=env.get("HOPRAG_RANKER") or None,
         store=env.get("HOPRAG_STORE") or None,
+        embedder=env.get("HOPRAG_EMBEDDER", "").strip() or None,
     )
     return base.with_flags(**flags)
 

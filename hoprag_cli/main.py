@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -15,7 +15,11 @@ from hoprag.engine import Engine
 from hoprag.ingest import EXAMPLES, MAX_FILE_BYTES, Report, by_reason
 from hoprag.search import RANKERS
 from mcp_server import tools
-from mcp_server.run import serve
+from mcp_server.run import EMBEDDERS, serve
+
+if TYPE_CHECKING:
+    from hoprag.embed import Embedder
+    from hoprag.store import Store
 
 app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
 
@@ -27,6 +31,8 @@ AsOpt = typer.Option(None, "--as", help="Act as this principal of the access fil
                      f"'users:' maps to one [default: {settings.DEFAULT_USER}, ADK's default user; no access file: "
                      "ignored, you read everything].")
 RankerOpt = typer.Option(None, "--ranker", help=f"Ranker: {' | '.join(RANKERS)} [env HOPRAG_RANKER; default: the corpus's corpus.yaml, else bm25-titles].")
+EmbedderOpt = typer.Option(None, "--embedder", help=f"Embedder for hybrid search: {EMBEDDERS} [env HOPRAG_EMBEDDER; "
+                           "default: a store's own (the one it was indexed with); a corpus: none, lexical].")
 
 
 def fail(message: str) -> None:
@@ -72,11 +78,12 @@ def search(
     store: Optional[str] = StoreOpt,
     access: Optional[Path] = AccessOpt,
     ranker: Optional[str] = RankerOpt,
+    embedder: Optional[str] = EmbedderOpt,
     as_json: bool = typer.Option(False, "--json", help="Print {query, principal, results, weights}: the MCP "
                                  "search tool's result."),
 ) -> None:
     """Search the corpus as a principal: authorization first, then ranking; untrusted hits carry no facts."""
-    resolved = settings.resolve(corpus=corpus, access=access, ranker=ranker, store=store)
+    resolved = settings.resolve(corpus=corpus, access=access, ranker=ranker, store=store, embedder=embedder)
     engine = open_engine(resolved)
     try:
         who = settings.principal_for(resolved, principal)
@@ -115,6 +122,10 @@ def index(
                                           "access.yaml beside the store file, if there is one]."),
     ranker: Optional[str] = typer.Option(None, "--ranker", envvar="HOPRAG_RANKER", help="The ranker your servers use, "
                                          "whose views to build [env HOPRAG_RANKER; default: corpus.yaml's, else bm25-titles]."),
+    embedder: Optional[str] = typer.Option(None, "--embedder", envvar="HOPRAG_EMBEDDER", help=f"Embed every "
+                                           f"passage for hybrid search: {EMBEDDERS} [env HOPRAG_EMBEDDER; default: "
+                                           "the store's own, else minilm when installed, else none]; only new or "
+                                           "changed text is embedded."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress lines."),
     verbose: bool = typer.Option(False, "--verbose", help=f"List every failed or skipped file, not the first {EXAMPLES} "
                                  "of each reason."),
@@ -124,6 +135,7 @@ def index(
     (the entity index; with an access file, each principal's views). Failed and skipped files are
     counted by reason and named on stderr; exit 1 only when SRC is missing or empty or no file could
     be indexed (then nothing is committed, and a store this run would have created is not left behind)."""
+    from hoprag import embed
     from hoprag.ingest import IngestError, index as run_index, prepare
     from hoprag.store import is_database, open_store, redact
 
@@ -137,9 +149,12 @@ def index(
         principals = [p.groups for p in operator.principals.values()] if operator else []
         opened = open_store(store, create=True)
         try:
-            report = run_index(src, opened, groups or (), int(max_file_mb * 2**20), progress)
+            model = _embedder_for(embedder, opened)
+            report = run_index(src, opened, groups or (), int(max_file_mb * 2**20), progress, model)
             _show_outcomes(report, verbose)
             typer.echo(f"indexed {src} into {redact(store)}: {report.summary()}")
+            if report.indexed:
+                typer.echo(report.embedding(model.name if model else None))
             for line in report.counts():
                 typer.echo(line)
             if report.local:
@@ -150,7 +165,8 @@ def index(
             if principals or not is_database(store):
                 if progress:
                     progress("building the derived data servers load at start ...")
-                seconds = prepare(opened, principals, ranker, everyone=operator is None)
+                seconds = prepare(opened, principals, ranker, everyone=operator is None,
+                                  embedder=model.name if model else embed.NONE)
                 typer.echo(f"derived data ready in {seconds:.1f} s (the packed passages, entity index and evidence"
                            + (f"; the views of {len(principals)} principals)" if principals else
                               "; the view of single-user mode, which reads every group)"))
@@ -161,6 +177,27 @@ def index(
             path.unlink(missing_ok=True)
         fail(str(exc))
         return
+
+
+def _embedder_for(setting: Optional[str], store: "Store") -> "Embedder | None":
+    """What ``hoprag index`` embeds with: the setting; unset, the embedder the store already holds
+    vectors of (re-indexing never switches models unasked), else the packaged default when it runs
+    here -- otherwise lexical, said in one line."""
+    from hoprag import embed
+
+    if setting is not None:
+        return embed.load(setting)
+    held = store.embedding()
+    try:
+        if held is not None:
+            return embed.load(held.name)
+    except embed.EmbedderError as exc:
+        typer.echo(f"note: lexical search only: {exc}", err=True)
+        return None
+    model, note = embed.default()
+    if note:
+        typer.echo(note, err=True)
+    return model
 
 
 def _show_outcomes(report: Report, verbose: bool) -> None:

@@ -27,6 +27,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from hoprag import settings
 from hoprag.access import AccessError
 from hoprag.corpus import CorpusError
+from hoprag.embed import choices as embedder_choices
 from hoprag.engine import Engine
 from hoprag.reload import Reloader
 from hoprag.search import RANKERS
@@ -36,6 +37,7 @@ from .server import build_server, http_app
 
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
+EMBEDDERS = embedder_choices().replace(", ", " | ")
 #: The longest the warm-up waits for a quiet moment before each principal.
 QUIET_WAIT_S = 0.2
 
@@ -66,6 +68,8 @@ def serve(
     principal: Optional[str] = typer.Option(None, "--as", help="stdio only: who every call runs as, a principal or "
                                             f"an ADK user id of the access file's users: [default: {settings.DEFAULT_USER}]."),
     ranker: Optional[str] = typer.Option(None, "--ranker", help=f"{' | '.join(RANKERS)} [env HOPRAG_RANKER; default: the corpus's corpus.yaml, else bm25-titles]."),
+    embedder: Optional[str] = typer.Option(None, "--embedder", help=f"{EMBEDDERS} [env HOPRAG_EMBEDDER; default: a "
+                                           "store's own; a corpus: none (lexical)]."),
     log_level: str = typer.Option("warning", "--log-level", envvar="HOPRAG_LOG_LEVEL",
                                   help="debug | info | warning | error (stderr; bearer tokens are never logged)."),
 ) -> None:
@@ -81,7 +85,7 @@ def serve(
         raise typer.BadParameter("expected stdio or http", param_hint="--transport")
     gc.disable()  # loading allocates ~1M long-lived objects: collecting them meanwhile is pure cost
     try:
-        resolved = settings.resolve(corpus=corpus, access=access, ranker=ranker, store=store)
+        resolved = settings.resolve(corpus=corpus, access=access, ranker=ranker, store=store, embedder=embedder)
         loaded = Engine.open(resolved) if resolved.store is None else None
         operator = settings.load_operator_access(resolved)
         if transport == "stdio":  # stdio carries no per-call identity: the launch names who every call runs as
@@ -107,7 +111,8 @@ def serve(
         live = None
         if loaded is None:
             readers = frozenset().union(*(p.groups for p in principals))
-            live = Reloader(resolved.store, resolved.ranker, warm, on_swap=_refreeze, readers=readers)
+            live = Reloader(resolved.store, resolved.ranker, warm, on_swap=_refreeze, readers=readers,
+                            embedder=resolved.embedder)
             current: Engine | Callable[[], Engine] = live.current
         else:
             current = loaded

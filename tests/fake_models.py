@@ -258,18 +258,85 @@ def gemini_request_problems(body: dict[str, Any]) -> list[str]:
     return problems
 
 
+#: ``TaskType`` values the Gemini API's embedding requests accept.
+EMBED_TASKS = {"TASK_TYPE_UNSPECIFIED", "RETRIEVAL_QUERY", "RETRIEVAL_DOCUMENT", "SEMANTIC_SIMILARITY",
+               "CLASSIFICATION", "CLUSTERING", "QUESTION_ANSWERING", "FACT_VERIFICATION", "CODE_RETRIEVAL_QUERY"}
+EMBED_REQUEST_KEYS = {"model", "content", "taskType", "title", "outputDimensionality"}
+#: The Gemini API's limit on requests per ``batchEmbedContents`` call.
+EMBED_BATCH_LIMIT = 100
+EMBED_DIM = 48
+
+
+def embed_request_problems(model: str, request: Any, where: str) -> list[str]:
+    """What the Gemini API would reject in one ``EmbedContentRequest`` sent to ``models/{model}``."""
+    if not isinstance(request, dict):
+        return [f"{where}: not an object"]
+    problems = [f"{where}: unknown field {k!r}" for k in request if k not in EMBED_REQUEST_KEYS]
+    if request.get("model") not in (None, f"models/{model}"):
+        problems.append(f"{where}.model {request.get('model')!r} is not the path's models/{model}")
+    parts = (request.get("content") or {}).get("parts")
+    if not isinstance(parts, list) or not parts or not all(isinstance(p, dict) and set(p) == {"text"} for p in parts):
+        problems.append(f"{where}.content.parts: expected text parts")
+    if "taskType" in request and request["taskType"] not in EMBED_TASKS:
+        problems.append(f"{where}.taskType {request['taskType']!r} is not a TaskType")
+    if "title" in request and request.get("taskType") != "RETRIEVAL_DOCUMENT":
+        problems.append(f"{where}.title is only for RETRIEVAL_DOCUMENT")
+    return problems
+
+
+def hashed_vector(text: str, dim: int = EMBED_DIM) -> list[float]:
+    """A deterministic bag-of-words vector: texts sharing words point alike (enough to rank by)."""
+    import hashlib
+
+    out = [0.0] * dim
+    for word in re.findall(r"\w+", text.lower()):
+        h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
+        out[h % dim] += 1.0 if (h >> 32) & 1 else -1.0
+    return out
+
+
 class FakeGemini(_Fake):
-    """``POST /v1beta/models/{model}:generateContent`` as the Gemini Developer API answers it."""
+    """``POST /v1beta/models/{model}:generateContent`` as the Gemini Developer API answers it, and its
+    embedding endpoints ``:embedContent`` and ``:batchEmbedContents`` (vectors: :func:`hashed_vector`)."""
 
     PATH = re.compile(r"/(v1beta|v1)/models/([^:/]+):generateContent")
+    EMBED = re.compile(r"/(v1beta|v1)/models/([^:/]+):(embedContent|batchEmbedContents)")
+
+    def __init__(self, script: Script | None = None):
+        super().__init__(script)
+        self.embedded: list[dict[str, Any]] = []  # every embedding request as it arrived
+
+    def _embed(self, model: str, method: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        with self._lock:
+            self.embedded.append(body)
+        requests = body.get("requests") if method == "batchEmbedContents" else [body]
+        if not isinstance(requests, list) or not requests:
+            self.problems.append(f"{method}: no requests")
+            return 400, {"error": {"code": 400, "message": "requests: required", "status": "INVALID_ARGUMENT"}}
+        if method == "batchEmbedContents" and (set(body) - {"requests"}):
+            self.problems.append(f"{method}: unknown fields {sorted(set(body) - {'requests'})}")
+        if len(requests) > EMBED_BATCH_LIMIT:
+            self.problems.append(f"{method}: {len(requests)} requests, over the limit of {EMBED_BATCH_LIMIT}")
+            return 400, {"error": {"code": 400, "message": "at most 100 requests can be in one batch",
+                                   "status": "INVALID_ARGUMENT"}}
+        problems = [p for i, r in enumerate(requests) for p in embed_request_problems(model, r, f"requests[{i}]")]
+        if problems:
+            self.problems += problems
+            return 400, {"error": {"code": 400, "message": problems[0], "status": "INVALID_ARGUMENT"}}
+        vectors = [{"values": hashed_vector(" ".join(p["text"] for p in r["content"]["parts"]),
+                                            int(r.get("outputDimensionality") or EMBED_DIM))} for r in requests]
+        return 200, {"embeddings": vectors} if method == "batchEmbedContents" else {"embedding": vectors[0]}
 
     def _handle(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if not {k.lower() for k in headers} & {"x-goog-api-key", "authorization"}:
+            self.problems.append("request carries no API key")
+        embedding = self.EMBED.fullmatch(path.split("?")[0])
+        if embedding:
+            return self._embed(embedding[2], embedding[3], body)
         match = self.PATH.fullmatch(path.split("?")[0])
         if not match:
             self.problems.append(f"unexpected path {path}")
             return 404, {"error": {"code": 404, "message": f"no route {path}", "status": "NOT_FOUND"}}
-        if not {k.lower() for k in headers} & {"x-goog-api-key", "authorization"}:
-            self.problems.append("request carries no API key")
         system = " ".join(p.get("text", "") for p in (body.get("systemInstruction") or {}).get("parts", []))
         role = (ROLE.search(system) or [None, "?"])[1]
         self.problems += [f"{role}: {p}" for p in gemini_request_problems(body)]
@@ -386,3 +453,20 @@ class FakeOpenAI(_Fake):
                      "usage": {"prompt_tokens": len(json.dumps(body)) // 4, "completion_tokens": 8,
                                "total_tokens": len(json.dumps(body)) // 4 + 8}}
 
+
+
+class HashEmbedder:
+    """A test embedder (:class:`hoprag.embed.Embedder`) of :func:`hashed_vector`: fast, deterministic, offline."""
+
+    def __new__(cls, dim: int = EMBED_DIM):
+        from hoprag.embed import Embedder
+
+        class _Hash(Embedder):
+            name, identity, min_similarity = "hash", f"hash/test/{dim}", 0.1
+
+            def _embed(self, texts: list[str], query: bool) -> Any:
+                return [hashed_vector(t, dim) for t in texts]
+
+        made = _Hash()
+        made.dim = dim
+        return made

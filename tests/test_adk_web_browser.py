@@ -98,10 +98,11 @@ def rendered() -> dict:
 
 @pytest.fixture(scope="module")
 def docs_rendered(tmp_path_factory) -> dict:
-    """A real docs folder indexed as a new user does (no access file: single-user mode), asked in adk web."""
+    """A real docs folder indexed as a new user does (no access file: single-user mode), asked in adk web.
+    Lexical (``--embedder none``): embedding its 1,950 passages would add minutes to a test about rendering."""
     store = tmp_path_factory.mktemp("docs") / "docs.db"
     done = subprocess.run([str(Path(sys.executable).with_name("hoprag")), "index", str(DOCS), "--store", str(store),
-                           "--quiet"], capture_output=True, text=True, timeout=600, cwd=ROOT)
+                           "--quiet", "--embedder", "none"], capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
     with adk_web_on(HOPRAG_STORE=str(store)) as base:
         return ask_in_browser(base, DOCS_QUESTION)

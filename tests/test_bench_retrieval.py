@@ -124,3 +124,27 @@ def test_the_loop_follows_a_bridge_one_shot_cannot_see():
     tools = Tools(bench.view("bm25-titles"), 3)
     assert set(agentic(question, tools)[:2]) == {"w", "a"} and tools.searches >= 2
     assert evaluate(bench, [], STRATEGIES["bm25"]).recall == {k: 0.0 for k in KS}
+
+
+@pytest.mark.slow  # every dense strategy over the slice: about 30 s
+def test_dense_and_hybrid_strategies_embed_once_into_the_cache(slice_dir, questions, tmp_path):
+    """Passage vectors are embedded once per corpus and embedder, then read from the cache folder;
+    every dense strategy runs within the budget, and a store written for the agent serves them hybrid."""
+    from benchmarks.strategies import DENSE_STRATEGIES, write_store
+    from fake_models import HashEmbedder
+    from hoprag.engine import Engine
+    from hoprag.store import open_store
+
+    corpus = load_corpus(slice_dir / "triples" / "corpus.jsonl")
+    first = Bench(corpus, HashEmbedder(), tmp_path / "vectors")
+    scores = run(first, questions, DENSE_STRATEGIES, budget=3)
+    assert first.embed_seconds > 0 and len(list((tmp_path / "vectors").glob("*.npy"))) == 1
+    assert all(0 < s.recall[10] <= 1 and s.searches_per_question <= 3 for s in scores.values())
+    again = Bench(corpus, HashEmbedder(), tmp_path / "vectors")
+    assert again.vectors.matrix.shape == (len(corpus.docs), 48) and again.embed_seconds == 0  # read, not embedded
+    write_store(corpus, again.vectors, tmp_path / "bench.db", "corpus.jsonl")
+    snapshot = open_store(tmp_path / "bench.db").snapshot()
+    assert snapshot.vectors.missing == 0 and sorted(snapshot.docs.ids) == sorted(d.id for d in corpus.docs)
+    with pytest.raises(ValueError, match="dense and hybrid strategies need an embedder"):
+        run(Bench(corpus), questions, {"dense": DENSE_STRATEGIES["dense"]})
+    assert Engine.from_snapshot(snapshot, embedder="none").vectors is None

@@ -166,7 +166,10 @@ def sandbox(tmp: Path) -> tuple[Path, dict[str, str]]:
            if not k.startswith("HOPRAG_") and "API_KEY" not in k and k != "GOOGLE_GENAI_USE_VERTEXAI"}
     env.update(PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}", PYTHONPATH=str(ROOT), HOME=str(tmp / "home"),
                GOOGLE_API_USE_CLIENT_CERTIFICATE="false", NPM_CONFIG_UPDATE_NOTIFIER="false",
-               MCP_INSPECTOR_SECRET_STORE="memory")
+               MCP_INSPECTOR_SECRET_STORE="memory",
+               # lexical: the pages index the 1,950-passage Instructor docs more than once, which the default
+               # embedder takes minutes to embed; tests/test_dense.py runs `hoprag index` with it on purpose
+               HOPRAG_EMBEDDER="none")
     return tmp, env
 
 

@@ -39,7 +39,9 @@ from typer.testing import CliRunner
 
 from benchmarks.acl_recall import acl
 from hoprag.access import Principal
+from fake_models import HashEmbedder
 from hoprag.corpus import Corpus, Doc
+from hoprag.embed import Vectors
 from hoprag.engine import Engine
 from hoprag.graph import relation_counts, local_search
 from hoprag.lexicon import load_lexicon
@@ -140,6 +142,7 @@ class Tally:
     answered: Counter = field(default_factory=Counter)
     walks: Counter = field(default_factory=Counter)
     claims: Counter = field(default_factory=Counter)
+    rankers: Counter = field(default_factory=Counter)
 
     def record(self, name: str, got: dict[str, Any]) -> None:
         self.mcp += 1
@@ -229,6 +232,17 @@ def check(sut: Engine, ref: Engine, who: Principal, calls: list[tuple[str, dict[
     tally.hidden += len(hidden)
 
 
+EMBEDDER = HashEmbedder()
+
+
+def make(engine_cls: type[Engine], c: Corpus, ranker: str) -> Engine:
+    """An engine of ``ranker``; ``hybrid`` is title-aware BM25 fused with dense scores, ``dense`` the
+    dense scores alone (vectors of the test embedder, which embeds each text the same in any corpus)."""
+    if ranker in ("hybrid", "dense"):
+        return engine_cls(c, "bm25-titles" if ranker == "hybrid" else "dense", vectors=Vectors.of(EMBEDDER, c.docs))
+    return engine_cls(c, ranker)
+
+
 def run_property(engine_cls: type[Engine], probes_wanted: int, differential: bool = True, **overrides: Any) -> Tally:
     """Run the generated property against ``engine_cls``; returns the tally.
 
@@ -240,13 +254,15 @@ def run_property(engine_cls: type[Engine], probes_wanted: int, differential: boo
     @settings(max_examples=math.ceil(probes_wanted / RANDOM_PROBES), deadline=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], **overrides)
     @given(c=corpus(), groups=principal_groups,
-           ranker=st.sampled_from(["overlap", "bm25"]), mode=st.sampled_from(["auto", "legacy"]), data=st.data())
+           ranker=st.sampled_from(["overlap", "bm25", "hybrid", "dense"]), mode=st.sampled_from(["auto", "legacy"]),
+           data=st.data())
     def prop(c: Corpus, groups: set[str], ranker: str, mode: str, data: st.DataObject) -> None:
         who = Principal("caller", frozenset(groups))
         mine = Corpus(tuple(d for d in c.docs if d.groups & who.groups), c.lexicon, None, c.allowlist)
         calls = data.draw(st.lists(probes(c.docs), min_size=RANDOM_PROBES, max_size=RANDOM_PROBES))
-        ref = Engine(mine, ranker) if differential else engine_cls(c, ranker)
-        check(engine_cls(c, ranker), ref, who, calls, mode, tally)
+        ref = make(Engine, mine, ranker) if differential else make(engine_cls, c, ranker)
+        check(make(engine_cls, c, ranker), ref, who, calls, mode, tally)
+        tally.rankers[ranker] += 1
 
     prop()
     return tally
@@ -260,12 +276,13 @@ def test_no_unauthorized_document_reaches_any_tool():
     print(f"\npermission probes: {tally.mcp} MCP tool calls {dict(tally.tools)} + {tally.engine} engine calls over "
           f"{tally.corpora} corpora with {tally.hidden} unreadable documents, 0 leaks, {seconds:.1f} s; "
           f"non-empty answers {dict(tally.answered)}; graph walks {dict(tally.walks)}; "
-          f"fact claims in search/fetch {dict(tally.claims)}")
+          f"fact claims in search/fetch {dict(tally.claims)}; corpora per ranker {dict(tally.rankers)}")
     assert tally.mcp >= PROBES and set(tally.tools) == {"search", "fetch", "grep", "graph_walk", "graph_hops",
                                                         "graph_overview", "nope"}
     # not vacuous: there were documents to hide, and every tool answered with something
     assert tally.hidden and all(tally.answered[t] for t in ("search", "fetch", "grep", "graph_walk", "graph_overview"))
     assert all(tally.claims[s] for s in ("current", "superseded", "unresolved"))  # contested facts were probed
+    assert all(tally.rankers[r] for r in ("overlap", "bm25", "hybrid", "dense"))  # lexical, hybrid and dense search
 
 
 def conflict_corpus() -> Corpus:
@@ -318,6 +335,18 @@ class UnfilteredSearch(Engine):
         return super().search(query, everyone(self), k)
 
 
+class DenseOverEveryone(Engine):
+    """Scales dense scores by the best cosine over every passage, readable or not (the ranking is the
+    caller's; the scores are not)."""
+
+    def search(self, query: str, groups: frozenset[str], k: int = 3) -> list[Hit]:
+        hits = super().search(query, groups, k)
+        if self.vectors is None:
+            return hits
+        best = float((self.vectors.matrix @ self.vectors.query(query)).max())
+        return [Hit(h.doc, h.score * best) for h in hits]
+
+
 class UnfilteredGraph(Engine):
     """Builds the caller's graph from every trusted document."""
 
@@ -350,7 +379,8 @@ class TellingFetch(Engine):
 
 @pytest.mark.parametrize("leaky", [RankThenFilter,  # the fast tier: the leak only this oracle sees
                                    *(pytest.param(leaky, marks=pytest.mark.slow) for leaky in (
-                                       UnfilteredSearch, UnfilteredGraph, UnfilteredGrep, UnfilteredClaims))])
+                                       UnfilteredSearch, DenseOverEveryone, UnfilteredGraph, UnfilteredGrep,
+                                       UnfilteredClaims))])
 def test_negative_control_noninterference_catches_a_leaky_engine(leaky):
     with pytest.raises(AssertionError, match="depends on unreadable documents"):
         run_property(leaky, 3000, derandomize=True, database=None, phases=[Phase.generate])

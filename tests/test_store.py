@@ -206,18 +206,20 @@ def test_a_reader_during_reindexing_never_sees_a_mix(tmp_path, request, kind):
 
 
 def downgrade_to_schema_1(db: str) -> None:
-    """Make a store look as an older hoprag (schema 1: no path, no metadata column) wrote it."""
+    """Make a store look as an older hoprag (schema 1: no path, metadata or vector columns) wrote it."""
     if db.startswith("postgresql"):
         import psycopg
 
         with psycopg.connect(db, autocommit=True) as conn, conn.transaction():
-            conn.execute("ALTER TABLE hoprag.passages DROP COLUMN path, DROP COLUMN metadata")
+            conn.execute("ALTER TABLE hoprag.passages DROP COLUMN path, DROP COLUMN metadata, DROP COLUMN vector, "
+                         "DROP COLUMN embedded")
             conn.execute("UPDATE hoprag.meta SET value = '1' WHERE key = 'schema'")
         return
     import sqlite3
 
     conn = sqlite3.connect(db)
     conn.executescript("ALTER TABLE passages DROP COLUMN path; ALTER TABLE passages DROP COLUMN metadata; "
+                       "ALTER TABLE passages DROP COLUMN vector; ALTER TABLE passages DROP COLUMN embedded; "
                        "UPDATE meta SET value = '1' WHERE key = 'schema';")
     conn.close()
 
@@ -227,7 +229,7 @@ def test_a_store_of_the_older_schema_is_upgraded_by_the_next_index(tmp_path, req
     src, db = build(tmp_path), new_store(kind, tmp_path, "old", request)
     reindex(src, db)
     downgrade_to_schema_1(db)
-    with pytest.raises(StoreError, match="store schema 1 is older than this hoprag's 2: run `hoprag index SRC --store"):
+    with pytest.raises(StoreError, match="store schema 1 is older than this hoprag's 3: run `hoprag index SRC --store"):
         open_store(db)  # a reader names the fix in one line
     store = open_store(db, create=True)  # hoprag index: adds the columns, forgets every digest
     try:

@@ -29,7 +29,8 @@ def build(settings: AgentSettings) -> tuple[SequentialAgent, CallerToolset]:
     """
     access_file = None if hoprag_settings.single_user(settings) else hoprag_settings.access_path(settings)
     toolset = CallerToolset(access_file=access_file, corpus=settings.corpus,
-                            ranker=settings.ranker, mcp_url=settings.mcp_url, store=settings.store)
+                            ranker=settings.ranker, mcp_url=settings.mcp_url, store=settings.store,
+                            embedder=settings.embedder)
     common = dict(model=models.model_for(settings), include_contents="none",
                   on_model_error_callback=models.on_model_error(settings))
     tool_books = dict(before_tool_callback=callbacks.before_tool, after_tool_callback=callbacks.after_tool)

@@ -31,10 +31,11 @@ class CallerToolset(BaseToolset):
     """The hoprag MCP tools as the session user's principal (no tools for unknown users)."""
 
     def __init__(self, *, access_file: Path | None, corpus: Path, ranker: str | None = None, mcp_url: str | None = None,
-                 store: str | Path | None = None):
-        """``access_file``: the operator access file, ``None`` for single-user mode (there is none)."""
+                 store: str | Path | None = None, embedder: str | None = None):
+        """``access_file``: the operator access file, ``None`` for single-user mode (there is none);
+        ``embedder``: the setting the stdio server gets (unset: a store's own)."""
         super().__init__()
-        self.corpus, self.ranker = str(corpus), ranker
+        self.corpus, self.ranker, self.embedder = str(corpus), ranker, embedder
         self.access_file = str(access_file) if access_file is not None else None
         self.store = str(store) if store is not None else None
         self.mcp_url = mcp_url
@@ -75,6 +76,8 @@ class CallerToolset(BaseToolset):
                 args += ["--access", self.access_file]
             if self.ranker:
                 args += ["--ranker", self.ranker]
+            if self.embedder:
+                args += ["--embedder", self.embedder]
             # the store goes by environment, not argv: a database URL may carry a password (`ps` shows argv)
             extra = {"HOPRAG_STORE": self.store} if self.store else {}
             if self.access_file is None:

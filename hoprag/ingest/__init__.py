@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from ..corpus import FIELDS, OWN_KEYS, CorpusError, Doc, load_allowlist, load_config, make_doc, valid_text
+from ..embed import Embedder, digest as vector_digest, embed_all, text_of
 from ..formats import READERS, Problem, Record
 from ..lexicon import LexiconError, load_lexicon
 from ..facts import extract_facts
-from ..store import Changes, Config, Passage, Store
+from ..store import Changes, Config, Embedding, Passage, Store
 from . import meta
 from .chunk import VERSION as CHUNKING, chunk
 from .discover import discover
@@ -102,6 +103,10 @@ class Report:
     seconds: float = 0.0
     generation: int = 0
     committed: bool = False
+    #: Passages embedded this run, vectors reused (unchanged text), and the seconds embedding took.
+    embedded: int = 0
+    reused: int = 0
+    embed_seconds: float = 0.0
 
     @property
     def indexed(self) -> int:
@@ -113,6 +118,14 @@ class Report:
                 f"{self.deleted} deleted, {len(self.skipped)} skipped, {len(self.failed)} failed), "
                 f"{self.passages} passages written ({self.total_passages} in the store), {self.seconds:.2f} s, "
                 f"generation {self.generation}")
+
+    def embedding(self, name: str | None) -> str:
+        """One line on the vectors (``name``: the embedder's, ``None``: lexical only)."""
+        if name is None:
+            return "vectors: none (lexical search only)"
+        rate = f", {self.embedded / self.embed_seconds:.1f} passages/s" if self.embedded and self.embed_seconds else ""
+        return (f"vectors: {self.embedded} passages embedded with {name} in {self.embed_seconds:.1f} s{rate}, "
+                f"{self.reused} reused (text unchanged)")
 
     def counts(self) -> list[str]:
         """One line per outcome with reasons: ``failed: 3 files not valid UTF-8, 1 file over the 20 MB limit``."""
@@ -259,9 +272,55 @@ def _read(found_path: Path, rel: str, data: bytes, fixed: dict[str, Any], mtime:
     return passages, problems, notes, defaulted, []
 
 
+def _embed(changes: Changes, store: Store, embedder: Embedder | None, report: Report,
+           progress: Callable[[str], None] | None) -> None:
+    """Give every passage the store will hold a vector of ``embedder``: a new or changed passage
+    reuses the stored vector of the same text, else is embedded; an unchanged passage without one
+    (a store indexed lexically, or by another embedder) is embedded too. ``None``: no vectors."""
+    if embedder is None:
+        return
+    start = time.perf_counter()
+    changes.embedding = Embedding(embedder.name, embedder.identity, embedder.dim)
+    same = store.embedding() == changes.embedding
+    stored = store.embedded()
+    rewritten = set(changes.delete) | set(changes.upsert)
+    stale = [pid for pid, (file, known) in stored.items() if file not in rewritten and (not same or known is None)]
+    texts = store.texts(stale) if stale else {}
+    todo: dict[str, str] = {}  # digest -> text, each distinct text embedded once
+    fresh: list[tuple[str, str, int]] = []  # (file, digest, position in the file's passages)
+    for file, (_, passages) in changes.upsert.items():
+        for n, p in enumerate(passages):
+            text = text_of(p.doc)
+            key = vector_digest(embedder.identity, text)
+            todo.setdefault(key, text)
+            fresh.append((file, key, n))
+    unchanged: dict[str, str] = {}
+    for pid in stale:
+        title, section, body = texts[pid]
+        text = text_of(Doc(pid, body, frozenset(), title=title, section=section))
+        unchanged[pid] = key = vector_digest(embedder.identity, text)
+        todo.setdefault(key, text)
+    known = store.vectors(todo) if same else {}
+    missing = [k for k in todo if k not in known]
+    if missing:
+        if progress:
+            progress(f"embedding {len(missing)} passages with {embedder.name} ...")
+        made = embed_all(embedder, [todo[k] for k in missing], progress)
+        known.update(zip(missing, (row.astype("<f2").tobytes() for row in made)))
+    for file, key, n in fresh:
+        passages = changes.upsert[file][1]
+        passages[n] = replace(passages[n], vector=known[key], embedded=key)
+    changes.vectors = {pid: (key, known[key]) for pid, key in unchanged.items()}
+    embedded = set(missing)
+    report.embedded = len(missing)
+    report.reused = sum(key not in embedded for key in [*(f[1] for f in fresh), *unchanged.values()])
+    report.embed_seconds = time.perf_counter() - start
+
+
 def index(src: Path, store: Store, groups: Sequence[str] = (), max_bytes: int = MAX_FILE_BYTES,
-          progress: Callable[[str], None] | None = None) -> Report:
-    """Mirror ``src`` into ``store`` in one commit and report what happened.
+          progress: Callable[[str], None] | None = None, embedder: Embedder | None = None) -> Report:
+    """Mirror ``src`` into ``store`` in one commit and report what happened; with ``embedder``, every
+    passage gets its vector in the same commit (only new or changed text is embedded).
 
     Raises :class:`IngestError` (before touching the store) for a missing or empty source. When no
     file could be indexed nothing is committed (``report.committed`` is false).
@@ -354,9 +413,12 @@ def index(src: Path, store: Store, groups: Sequence[str] = (), max_bytes: int = 
             report.new += 1
     changes.delete = sorted(set(old) - present)
     report.deleted = len(changes.delete)
+    if report.indexed:
+        _embed(changes, store, embedder, report, progress)
     if report.indexed == 0:
         report.generation = store.generation()  # nothing could be indexed: nothing is committed
-    elif changes.upsert or changes.delete or store.config_digest() != config_digest or store.source() != source:
+    elif (changes.upsert or changes.delete or changes.vectors or store.config_digest() != config_digest
+          or store.source() != source or store.embedding() != changes.embedding):
         report.generation = store.apply(changes)
         report.committed = True
     else:
@@ -367,7 +429,7 @@ def index(src: Path, store: Store, groups: Sequence[str] = (), max_bytes: int = 
 
 
 def prepare(store: Store, principals: Sequence[frozenset[str]] = (), ranker: str | None = None,
-            everyone: bool = False) -> float:
+            everyone: bool = False, embedder: str | None = None) -> float:
     """Build and persist, over the store's newest generation, the derived data a server would
     otherwise build at its first start: the packed passages, the entity index and the evidence check,
     and with ``principals`` (each one's groups) their search views and term weights, so servers
@@ -375,13 +437,14 @@ def prepare(store: Store, principals: Sequence[frozenset[str]] = (), ranker: str
 
     A store that enforces its own permissions keys its derived data by who reads it (the union of
     ``principals``' groups, as ``hoprag serve`` reads it), so it needs ``principals``. ``ranker``:
-    the one the servers use (default: the store's own choice, else the product default).
+    the one the servers use (default: the store's own choice, else the product default);
+    ``embedder``: the setting servers use (default: the store's own; packs the vectors for them).
     """
     from ..engine import Engine
 
     start = time.perf_counter()
     readers = frozenset().union(*principals) if principals else None
-    engine = Engine.over(store, ranker, readers)  # packs the passages for the next reader
+    engine = Engine.over(store, ranker, readers, embedder)  # packs the passages and vectors for the next reader
     engine.derive()
     for groups in [*principals, *([engine.served_groups] if everyone else [])]:
         engine.warm(groups)

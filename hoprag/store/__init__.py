@@ -14,13 +14,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Callable, Iterable, Protocol
 from urllib.parse import urlsplit
+
+import numpy as np
 
 from ..corpus import Doc
 from ..lexicon import Lexicon, Relation
 from ..facts import Triple
-from ..cache import Derived
+from ..cache import Derived, pack, unpack
 from ..passages import Passages
 
 
@@ -46,21 +48,83 @@ class Config:
 
 @dataclass(frozen=True)
 class Passage:
-    """A passage with the facts read from it at index time (under the store's lexicon)."""
+    """A passage with the facts read from it at index time (under the store's lexicon), and its
+    embedding (float16 bytes) with the digest of what was embedded (:func:`hoprag.embed.digest`)."""
 
     doc: Doc
     facts: tuple[Triple, ...]
+    vector: bytes | None = None
+    embedded: str | None = None
+
+
+@dataclass(frozen=True)
+class Embedding:
+    """Which embedder made a store's vectors: its setting name, identity and dimension."""
+
+    name: str
+    identity: str
+    dim: int
+
+    def as_json(self) -> dict:
+        return {"name": self.name, "identity": self.identity, "dim": self.dim}
+
+    @classmethod
+    def from_json(cls, data: dict | None) -> "Embedding | None":
+        return cls(str(data["name"]), str(data["identity"]), int(data["dim"])) if data else None
 
 
 @dataclass
 class Changes:
-    """One mirror step, applied as a single commit: files (re)indexed with their passages, files gone."""
+    """One mirror step, applied as a single commit: files (re)indexed with their passages, files gone,
+    vectors of unchanged passages (re)computed, and the embedder every vector is now of (``None``:
+    none; the store's vectors are dropped)."""
 
     source: str
     config: Config
     config_digest: str
     upsert: dict[str, tuple[str, list[Passage]]] = field(default_factory=dict)  # file -> (digest, passages)
     delete: list[str] = field(default_factory=list)
+    vectors: dict[str, tuple[str, bytes]] = field(default_factory=dict)  # passage id -> (digest, vector)
+    embedding: Embedding | None = None
+
+
+#: The derived-data kind a generation's vectors persist under (one float16 matrix in passage order).
+VECTORS = "vectors"
+
+
+@dataclass(frozen=True)
+class StoredVectors:
+    """A snapshot's passage vectors: one float16 row per passage in passage order (zeros for a
+    passage that has none, ``missing`` of them), made by ``embedding``."""
+
+    embedding: Embedding
+    matrix: np.ndarray
+    missing: int = 0
+
+
+def stored_vectors(embedding: Embedding, docs: Passages, rows: Iterable[tuple[str, bytes]]) -> StoredVectors:
+    """The matrix of a snapshot's vectors from ``(passage id, float16 bytes)`` rows; a row of
+    another dimension counts as missing (it is re-embedded by the next ``hoprag index``)."""
+    matrix = np.zeros((len(docs), embedding.dim), dtype=np.float16)
+    have = np.zeros(len(docs), dtype=bool)
+    for pid, blob in rows:
+        row = docs.row(pid)
+        if row is not None and blob is not None and len(blob) == 2 * embedding.dim:
+            matrix[row] = np.frombuffer(blob, dtype="<f2")
+            have[row] = True
+    return StoredVectors(embedding, matrix, int(len(docs) - have.sum()))
+
+
+def pack_vectors(vectors: StoredVectors) -> bytes:
+    return pack({"matrix": vectors.matrix, "missing": vectors.missing, "embedding": vectors.embedding.as_json()})
+
+
+def unpack_vectors(blob: bytes, embedding: Embedding, passages: int) -> StoredVectors | None:
+    """The inverse of :func:`pack_vectors`; ``None`` for a blob of another embedder or size."""
+    f = unpack(blob)
+    if f is None or Embedding.from_json(f.get("embedding")) != embedding or f["matrix"].shape != (passages, embedding.dim):
+        return None
+    return StoredVectors(embedding, f["matrix"], int(f["missing"]))
 
 
 #: The derived-data kind a generation's passages persist under, packed (:meth:`Passages.to_bytes`): a
@@ -80,6 +144,7 @@ class Snapshot:
     config: Config
     derived: Derived | None = None
     guard: Callable[[frozenset[str]], frozenset[str]] | None = None  # the store's own permission check
+    vectors: StoredVectors | None = None
 
 
 class StoreError(ValueError):
@@ -106,6 +171,16 @@ class Store(Protocol):
 
     def passage_count(self) -> int:
         """How many passages the store holds."""
+
+    def embedding(self) -> Embedding | None:
+        """The embedder the stored vectors are of (``None``: the store holds none)."""
+
+    def embedded(self) -> dict[str, tuple[str, str | None]]:
+        """Every passage id -> (its file, the digest of its vector or ``None``): what re-indexing
+        must embed."""
+
+    def vectors(self, digests: Iterable[str]) -> dict[str, bytes]:
+        """The stored vectors with these digests (a passage re-chunked with unchanged text keeps its vector)."""
 
     def apply(self, changes: Changes) -> int:
         """Apply ``changes`` in one atomic commit; returns the new generation. Deleting a file removes

@@ -20,16 +20,19 @@ import re
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterable, TypeVar
 
 from ..corpus import Doc
 from ..passages import FORMAT as PASSAGES_FORMAT, Passages
-from . import PASSAGES, Changes, Config, Snapshot, StoreError, redact
+from . import (PASSAGES, VECTORS, Changes, Config, Embedding, Snapshot, StoreError, StoredVectors, pack_vectors,
+               redact, stored_vectors, unpack_vectors)
 
 log = logging.getLogger("hoprag.store")
 #: 2: passages carry ``path`` and ``metadata`` (the document's other front-matter keys; ``json``, which
 #: keeps the author's key order, unlike ``jsonb``).
-SCHEMA_VERSION = "2"
+#: 3: passages carry their embedding (``vector``, float16 bytes, under the same row-level security)
+#: and the digest of what was embedded.
+SCHEMA_VERSION = "3"
 #: How ``hoprag index`` (the owner) upgrades a store of schema 1 in place: the new columns, and every
 #: file's digest forgotten, so the next mirror step re-reads each file and fills them.
 _UPGRADE_1 = """
@@ -38,6 +41,13 @@ UPDATE hoprag.files SET digest = '';
 DELETE FROM hoprag.derived;
 UPDATE hoprag.meta SET value = '2' WHERE key = 'schema';
 """
+#: Schema 2 to 3: the vector columns, empty (the next mirror step embeds every passage).
+_UPGRADE_2 = """
+ALTER TABLE hoprag.passages ADD COLUMN vector bytea, ADD COLUMN embedded text;
+DELETE FROM hoprag.derived;
+UPDATE hoprag.meta SET value = '3' WHERE key = 'schema';
+"""
+_UPGRADES = {"1": _UPGRADE_1 + _UPGRADE_2, "2": _UPGRADE_2}
 #: The role every passage read runs as; the store's owner creates it (``CREATEROLE``) and joins it.
 READER = "hoprag_reader"
 #: The notification channel a commit announces its generation on.
@@ -46,7 +56,10 @@ CONNECT_SECONDS = 5
 T = TypeVar("T")
 
 _COLUMNS = ("id, file, document, position, section, title, text, groups, trusted, source, updated, triples, facts, "
-            "path, metadata")
+            "path, metadata, vector, embedded")
+#: What a snapshot reads of each passage (its vector apart, packed once per generation).
+_READ = ("id, file, document, position, section, title, text, groups, trusted, source, updated, triples, facts, "
+         "path, metadata::text")
 
 
 def _schema(owner: str) -> str:
@@ -61,7 +74,7 @@ CREATE TABLE hoprag.passages (
     document text COLLATE "C" NOT NULL, position integer NOT NULL, section text NOT NULL,
     title text NOT NULL, text text NOT NULL, groups text[] NOT NULL, trusted boolean NOT NULL,
     source text NOT NULL, updated date, triples jsonb, facts jsonb NOT NULL,
-    path text NOT NULL DEFAULT '', metadata json);
+    path text NOT NULL DEFAULT '', metadata json, vector bytea, embedded text);
 CREATE INDEX passages_order ON hoprag.passages (file, document, position);
 CREATE TABLE hoprag.derived (
     generation bigint NOT NULL, readers text[] NOT NULL, kind text NOT NULL, key text NOT NULL,
@@ -152,13 +165,14 @@ class PostgresStore:
         """Check the schema; with ``create``, make it (and the reader role) when it is missing."""
         exists = db.execute("SELECT to_regclass('hoprag.meta') IS NOT NULL").fetchone()[0]
         version = self._meta(db, "schema") if exists else None
-        if version == "1" and create:
+        if version in _UPGRADES and create:
             with db.transaction():
-                db.execute(_UPGRADE_1)
-            log.warning("%s: upgraded the store from schema 1 to %s: every file is read again", self.name, SCHEMA_VERSION)
+                db.execute(_UPGRADES[version])
+            log.warning("%s: upgraded the store from schema %s to %s: %s", self.name, version, SCHEMA_VERSION,
+                        "every file is read again" if version == "1" else "every passage is embedded again")
             return
-        if version == "1":
-            raise StoreError(f"{self.name}: store schema 1 is older than this hoprag's {SCHEMA_VERSION}: run "
+        if version in _UPGRADES:
+            raise StoreError(f"{self.name}: store schema {version} is older than this hoprag's {SCHEMA_VERSION}: run "
                              f"`hoprag index SRC --store ...` once (as the store's owner) to upgrade it in place")
         if version:
             if version != SCHEMA_VERSION:
@@ -216,13 +230,31 @@ class PostgresStore:
     def passage_count(self) -> int:
         return self._run(lambda db: db.execute("SELECT count(*) FROM hoprag.passages").fetchone()[0])
 
+    def embedding(self) -> Embedding | None:
+        return Embedding.from_json(json.loads(self._run(lambda db: self._meta(db, "embedder")) or "null"))
+
+    def embedded(self) -> dict[str, tuple[str, str | None]]:
+        return self._run(lambda db: {pid: (file, digest) for pid, file, digest in
+                                     db.execute("SELECT id, file, embedded FROM hoprag.passages").fetchall()})
+
+    def vectors(self, digests: Iterable[str]) -> dict[str, bytes]:
+        wanted = list(dict.fromkeys(digests))
+        return self._run(lambda db: {d: bytes(v) for d, v in db.execute(
+            "SELECT embedded, vector FROM hoprag.passages WHERE vector IS NOT NULL AND embedded = ANY(%s)",
+            (wanted,)).fetchall()})
+
+    def texts(self, ids: Iterable[str]) -> dict[str, tuple[str, str, str]]:
+        """Passage id -> (title, section, text): what re-embedding an unchanged passage reads."""
+        return self._run(lambda db: {pid: (title, section, text) for pid, title, section, text in db.execute(
+            "SELECT id, title, section, text FROM hoprag.passages WHERE id = ANY(%s)", (list(ids),)).fetchall()})
+
     def apply(self, changes: Changes) -> int:
         from psycopg.types.json import Jsonb
 
         rows = [(p.doc.id, path, p.doc.document_id, p.doc.position, p.doc.section, p.doc.title, p.doc.text,
                  sorted(p.doc.groups), p.doc.trusted, p.doc.source, p.doc.updated,
                  Jsonb(p.doc.triples) if p.doc.triples is not None else None, Jsonb(p.facts),
-                 p.doc.path, p.doc.front_matter or None)
+                 p.doc.path, p.doc.front_matter or None, p.vector, p.embedded)
                 for path, (_, passages) in changes.upsert.items() for p in passages]
 
         def commit(db: Any) -> int:
@@ -235,7 +267,15 @@ class PostgresStore:
                     cur.executemany("INSERT INTO hoprag.files VALUES (%s, %s)",
                                     [(f, d) for f, (d, _) in changes.upsert.items()])
                     cur.executemany(f"INSERT INTO hoprag.passages ({_COLUMNS}) VALUES "
-                                    f"({', '.join(['%s'] * 14)}, %s::json)", rows)
+                                    f"({', '.join(['%s'] * 14)}, %s::json, %s, %s)", rows)
+                    cur.executemany("UPDATE hoprag.passages SET vector = %s, embedded = %s WHERE id = %s",
+                                    [(v, d, pid) for pid, (d, v) in changes.vectors.items()])
+                if changes.embedding is None:  # lexical from now on: no vector outlives its embedder
+                    db.execute("UPDATE hoprag.passages SET vector = NULL, embedded = NULL WHERE embedded IS NOT NULL")
+                    db.execute("DELETE FROM hoprag.meta WHERE key = 'embedder'")
+                else:
+                    db.execute("INSERT INTO hoprag.meta VALUES ('embedder', %s) ON CONFLICT (key) DO UPDATE SET "
+                               "value = EXCLUDED.value", (json.dumps(changes.embedding.as_json()),))
                 generation = current + 1
                 db.execute("DELETE FROM hoprag.derived")  # built over an older generation: never served again
                 with db.cursor() as cur:
@@ -255,7 +295,7 @@ class PostgresStore:
         who = frozenset(readers)
         derived = (PASSAGES, PASSAGES_FORMAT)
 
-        def read(db: Any) -> tuple[int, Config, Any, list[tuple]]:
+        def read(db: Any) -> tuple[int, Config, Any, list[tuple], Embedding | None, StoredVectors | None, list | None]:
             with db.transaction():
                 db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")  # one generation throughout
                 self._reading(db, who)
@@ -265,14 +305,32 @@ class PostgresStore:
                                    "AND key = %s", (generation, sorted(who), *derived)).fetchone()
                 packed = Passages.from_bytes(bytes(found[0])) if found else None
                 rows = [] if packed else db.execute(  # metadata as its text: the author's key order
-                    f"SELECT {_COLUMNS.replace('metadata', 'metadata::text')} FROM hoprag.passages "
-                    "ORDER BY file, document, position").fetchall()
-            return generation, config, packed, rows
+                    f"SELECT {_READ} FROM hoprag.passages ORDER BY file, document, position").fetchall()
+                embedding = Embedding.from_json(json.loads(self._meta(db, "embedder") or "null"))
+                vectors, vector_rows = None, None
+                if embedding is not None:  # under row-level security: only the readers' passages' vectors
+                    blob = db.execute("SELECT data FROM hoprag.derived WHERE generation = %s AND readers = %s AND "
+                                      "kind = %s AND key = %s", (generation, sorted(who), VECTORS,
+                                                                 embedding.identity)).fetchone()
+                    size = len(packed[0]) if packed else len(rows)
+                    vectors = unpack_vectors(bytes(blob[0]), embedding, size) if blob else None
+                    if vectors is None:
+                        vector_rows = [(pid, bytes(v)) for pid, v in db.execute(
+                            "SELECT id, vector FROM hoprag.passages WHERE vector IS NOT NULL").fetchall()]
+            return generation, config, packed, rows, embedding, vectors, vector_rows
 
-        generation, config, packed, rows = self._run(read)
+        generation, config, packed, rows, embedding, vectors, vector_rows = self._run(read)
         cache = _Derived(self, generation, tuple(sorted(who)))
+
+        def matrix(passages: Passages) -> StoredVectors | None:
+            if vectors is not None or embedding is None or vector_rows is None:
+                return vectors
+            built = stored_vectors(embedding, passages, vector_rows)
+            cache.save(VECTORS, embedding.identity, pack_vectors(built))  # the next replica start reads one blob
+            return built
+
         if packed is not None:
-            return Snapshot(generation, *packed, config, cache, self.readable)
+            return Snapshot(generation, *packed, config, cache, self.readable, matrix(packed[0]))
         docs, facts = [], {}
         group_sets: dict[tuple[str, ...], frozenset[str]] = {}  # most passages share a few group sets
         for (pid, _, document, position, section, title, text, groups, trusted, source, updated, triples,
@@ -288,7 +346,7 @@ class PostgresStore:
                 facts[pid] = tuple(map(tuple, fact_rows))
         passages = Passages.of(docs)
         cache.save(*derived, passages.to_bytes(facts))  # the next replica start reads one blob
-        return Snapshot(generation, passages, facts, config, cache, self.readable)
+        return Snapshot(generation, passages, facts, config, cache, self.readable, matrix(passages))
 
     def readable(self, groups: frozenset[str]) -> frozenset[str]:
         """The passage ids row-level security returns to ``groups`` (the engine's guard). Failing,
