@@ -100,6 +100,7 @@ def _register() -> None:
     from .docs import docs
     from .embed_bench import embed_bench
     from .fusion import fusion
+    from .graph_bench import graphs
     from .ingest_bench import index_speed, ingest, phases, side_by_side
     from .load import load, soak
     from .reload_bench import reload
@@ -110,7 +111,7 @@ def _register() -> None:
                           ("soak", soak), ("acl", acl), ("ingest", ingest), ("startup-phases", phases),
                           ("cold-start", side_by_side), ("index-speed", index_speed),
                           ("replicas", replicas), ("reload", reload), ("docs", docs), ("fusion", fusion),
-                          ("embed", embed_bench)):
+                          ("embed", embed_bench), ("graphs", graphs)):
         bench_app.command(name)(command)
 
 

@@ -39,6 +39,7 @@ from typing import Any, Optional, Sequence
 
 import typer
 
+from .docs_questions import load_questions as checked
 from .httpload import ServerProcess
 
 GROUP, PRINCIPAL, TOKEN = "public", "public", "bench-docs-token"
@@ -57,9 +58,7 @@ class DocsQuestion:
 
 def load_questions(path: Path) -> list[DocsQuestion]:
     """Read a docs question file, checked by the one reader of the format
-    (:func:`eval_sets.docs_questions.load_questions`): a bad line is one error naming file, line and field."""
-    from eval_sets.docs_questions import load_questions as checked
-
+    (:func:`benchmarks.docs_questions.load_questions`): a bad line is one error naming file, line and field."""
     return [DocsQuestion(r["id"], r["question"], tuple(r["answer"]), tuple(r["pages"]), r["kind"], r["split"])
             for r in checked(path)]
 

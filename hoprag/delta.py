@@ -185,18 +185,21 @@ def _carry_evidence(engine: "Engine", new: "Engine", gone: set[str], splice: Spl
 
 def _carry_graphs(engine: "Engine", new: "Engine", gone: set[str], citing: list[int]) -> None:
     """Each cached caller's relation graph and contested claims, amended only where the change touched
-    them: a graph none of whose documents left and no readable citing passage joined is kept as is."""
-    passages, claims = new.passages, dict(engine._claims.items())
+    them: one none of whose documents left and no readable citing passage joined is kept as is."""
+    passages, ids, evidence = new.passages, new.passages.ids, engine._evidence
+    change: dict[frozenset[str], tuple[dict, list]] = {}
+
+    def of(key: frozenset[str], updated: Mapping[str, object]) -> tuple[dict, list]:
+        """What left the caller's graph (id -> its evidence) and what joined it, asked once per group set."""
+        if key not in change:
+            permits = new.permits(key)
+            joined = [(ids[r], passages.updated[r], new._evidence[ids[r]]) for r in citing if permits(passages[r])]
+            change[key] = {pid: evidence[pid] for pid in gone if pid in updated}, joined
+        return change[key]
+
     for key, graph in engine._graphs.items():
-        permits = new.permits(key)
-        joined = [r for r in citing if permits(passages[r])]
-        left = {pid for pid in gone if pid in graph.updated}
-        if joined or left:
-            ids = passages.ids
-            incoming = [(ids[r], passages.updated[r], new._evidence[ids[r]]) for r in joined]
-            amended = graph.amended(left, incoming, passages.row)
-            touched = {(e[0], e[1]) for e in graph.edges() if e[3] in left}
-            touched |= {(s, r) for _, _, facts in incoming for s, r, _ in facts}
-        new._graphs.put(key, amended if joined or left else graph)
-        if key in claims:
-            new._claims.put(key, claims[key].amended(amended, touched) if joined or left else claims[key])
+        left, joined = of(key, graph.updated)
+        new._graphs.put(key, graph.amended(left, joined, passages.row) if left or joined else graph)
+    for key, claims in engine._claims.items():
+        left, joined = of(key, claims.updated)
+        new._claims.put(key, claims.amended(left, joined) if left or joined else claims)

@@ -6,13 +6,14 @@ permission boundary is in one place; the MCP server is a thin typed surface over
 
 from __future__ import annotations
 
+import datetime as dt
 import sys
 import threading
 import weakref
 from functools import cached_property
 from itertools import compress
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -208,12 +209,14 @@ class Engine:
         self.entities, self._citing  # noqa: B018 - cached properties
 
     def warm(self, groups: frozenset[str]) -> None:
-        """Build now what a caller's searches read (their view, its entity counts, the relation graph and
-        its contested claims), so no request pays for it; each is then kept per group set. (What
-        ``graph_hops`` and ``graph_overview`` add -- the walk's matrices, the named entities -- is built
-        on their first call.)"""
+        """Build now what a caller's requests read (their view, its entity counts, contested claims and
+        relation graph), so no request pays for it; each is then kept per group set (and a change carries
+        it over, :mod:`.delta`). The relation graph comes last: only the graph tools read it, every search
+        reads the claims. (What ``graph_hops`` and ``graph_overview`` add -- the walk's matrices, the named
+        entities -- is built on their first call.)"""
         self.view(groups).entities  # noqa: B018 - a cached property
-        self.contested(groups)  # builds the caller's graph first
+        self.contested(groups)
+        self.graph(groups)
 
     def view(self, groups: frozenset[str]) -> View:
         """The caller's view: their documents, ranker, IDF and entity graph."""
@@ -292,16 +295,17 @@ class Engine:
         return Doc(first.document, text, first.groups, first.trusted, first.title, first.source, first.updated,
                    path=first.path, front_matter=first.front_matter)
 
+    def _stated(self, groups: frozenset[str]) -> Iterator[tuple[str, dt.date | None, tuple[Triple, ...]]]:
+        """``(doc id, updated, evidence)`` of each passage with citable facts the caller may read, in corpus
+        order: what their relation graph and their contested claims are built from."""
+        ids, updated, evidence = self.passages.ids, self.passages.updated, self._evidence
+        mine = np.intersect1d(self._citing, self.rows(frozenset(groups)), assume_unique=True).tolist()
+        return ((ids[r], updated[r], evidence[ids[r]]) for r in mine)
+
     def graph(self, groups: frozenset[str]) -> Graph:
         """The caller's trusted, authorized entity graph (built once per group set)."""
         key = frozenset(groups)
-
-        def build() -> Graph:
-            ids, updated, evidence = self.passages.ids, self.passages.updated, self._evidence
-            mine = np.intersect1d(self._citing, self.rows(key), assume_unique=True).tolist()
-            return build_graph((ids[r], updated[r], evidence[ids[r]]) for r in mine)
-
-        return self._graphs.get(key, build)
+        return self._graphs.get(key, lambda: build_graph(self._stated(key)))
 
     @cached_property
     def _citing(self) -> np.ndarray:
@@ -344,9 +348,10 @@ class Engine:
         return found
 
     def contested(self, groups: frozenset[str]) -> Claims:
-        """What is contested in the caller's graph (built once per group set, from that graph alone)."""
+        """What is contested among the facts of the caller's graph (built once per group set, from those facts
+        alone; not from the networkx graph, which a search that reports claims need not wait for)."""
         key = frozenset(groups)
-        return self._claims.get(key, lambda: Claims(self.graph(key)))
+        return self._claims.get(key, lambda: Claims(self._stated(key)))
 
     def claims(self, doc: Doc, groups: frozenset[str]) -> tuple[Claim, ...]:
         """The standing of each of ``doc``'s evidence facts in the caller's view (parallel to :meth:`evidence`).

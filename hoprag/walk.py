@@ -6,22 +6,26 @@ the graph tool and the benchmark strategies all walk through here:
 - :class:`Budget` is the hard cap on searches; spending past it raises :class:`BudgetExceeded`;
 - :class:`Frontier` is a best-first queue of what to look up next, ties in discovery order (so
   equal scores walk breadth-first, as the chapter's loop does);
-- :func:`reach` walks relation edges (facts) breadth-first from a start entity to the first
-  entity holding the goal relation;
+- :func:`reach` walks relation edges (facts, a networkx multigraph: :func:`relation_graph`)
+  breadth-first from a start entity to the first entity holding the goal relation;
 - :func:`bridge_walk` walks prose: each read passage's bridge entities become the next queries.
 """
 
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Callable, Generic, Hashable, Iterable, Mapping, Protocol, Sequence, TypeVar
+from itertools import chain
+from operator import itemgetter
+from typing import TYPE_CHECKING, Callable, Generic, Hashable, Iterable, Iterator, Mapping, Protocol, Sequence, TypeVar
 
 from .entities import norm
 from .facts import FactTable
 from .text import is_name
 from .tokens import content
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
@@ -97,7 +101,8 @@ class Frontier(Generic[K, T]):
 class Reach:
     """Where a relation walk got: the first entity holding the goal, the path there, and its goal edges.
 
-    ``order`` lists every entity discovered, breadth-first -- the candidates for the next gap.
+    ``order`` lists every entity discovered before the walk stopped, breadth-first -- when no entity
+    holds the goal, all it could reach: the candidates for the next gap.
     """
 
     entity: str | None
@@ -106,43 +111,61 @@ class Reach:
     order: tuple[str, ...]
 
 
-def reach(start: str, goal: str, out: Callable[[str], Sequence[Edge]], max_hops: int | None = None) -> Reach:
-    """Breadth-first from ``start`` along ``out`` edges to the first entity with a ``goal`` edge.
+def relation_graph(edges: Iterable[Edge]) -> nx.MultiDiGraph:
+    """Facts as a networkx multigraph, subject -> object, with ``relation`` and ``doc`` on each edge.
+
+    An edge's key is its position among its subject's edges in ``edges``: networkx lists a node's edges
+    neighbour by neighbour, so the key is what keeps document order (which fact a walk cites first).
+    Numbered per subject, not over all edges, so a change re-keys only the subjects it touches
+    (:meth:`hoprag.graph.Graph.amended`)."""
+    import networkx as nx  # ≈ 0.15 s: imported with the first graph (a server's warm-up), not before it listens
+
+    graph = nx.MultiDiGraph()
+    add = graph.add_edge  # a third faster than add_edges_from, which re-reads each edge through views
+    stated: dict[str, int] = {}
+    for s, r, o, d in edges:
+        key = stated.get(s, 0)
+        stated[s] = key + 1
+        add(s, o, key, relation=r, doc=d)
+    return graph
+
+
+def edges_of(facts: Iterable[tuple[str, Sequence[Sequence[str]]]]) -> Iterator[Edge]:
+    """The edges of ``(doc_id, triples)`` pairs, in document order (for :func:`relation_graph`)."""
+    return ((s, r, o, doc_id) for doc_id, triples in facts for s, r, o in triples)
+
+
+def edges_of_table(table: FactTable) -> Iterator[Edge]:
+    """The edges of a fact table, in table order (for :func:`relation_graph`)."""
+    return ((s, r, o, doc_id) for (s, r), found in table.items() for o, doc_id in found)
+
+
+def in_order(edges: Iterable[tuple[str, str, int, Mapping[str, str]]]) -> list[Edge]:
+    """networkx's ``(subject, object, key, data)`` edges of one subject of a :func:`relation_graph` as
+    :data:`Edge` tuples, in document order (keys order a subject's edges only)."""
+    return [(s, d["relation"], o, d["doc"]) for s, o, _, d in sorted(edges, key=itemgetter(2))]
+
+
+def reach(graph: nx.MultiDiGraph, start: str, goal: str, max_hops: int | None = None) -> Reach:
+    """Breadth-first (networkx's ``bfs_edges``) from ``start`` to the first entity with a ``goal`` edge;
+    an entity is reached by its first edge in document order.
 
     Paths hold at most ``max_hops`` edges, the goal edge included (``None``: unbounded).
     """
-    frontier: Frontier[str, tuple[Edge, ...]] = Frontier()
-    frontier.offer(start, ())
-    order = [start]
-    while frontier:
-        entity, path = frontier.pop()
-        edges = out(entity)
-        goals = tuple(e for e in edges if e[1] == goal)
+    import networkx as nx  # loaded already: the graph is a networkx one
+
+    if start not in graph:
+        return Reach(None, (), (), (start,))
+    paths: dict[str, tuple[Edge, ...]] = {start: ()}
+    depth = None if max_hops is None else max_hops - 1
+    for parent, entity in chain([(None, start)], nx.bfs_edges(graph, start, depth_limit=depth)):
+        if parent is not None:
+            first = in_order((parent, entity, k, d) for k, d in graph[parent][entity].items())[0]
+            paths[entity] = paths[parent] + (first,)
+        goals = tuple(e for e in in_order(graph.out_edges(entity, keys=True, data=True)) if e[1] == goal)
         if goals:
-            return Reach(entity, path, goals, tuple(order))
-        if max_hops is not None and len(path) + 1 >= max_hops:
-            continue
-        for e in edges:
-            if frontier.offer(e[2], path + (e,)):  # each entity is queued once: first path wins
-                order.append(e[2])
-    return Reach(None, (), (), tuple(order))
-
-
-def edges_of(facts: Iterable[tuple[str, Sequence[Sequence[str]]]]) -> Callable[[str], list[Edge]]:
-    """``out`` for :func:`reach` over ``(doc_id, triples)`` pairs, edges in document order."""
-    by_subject: dict[str, list[Edge]] = defaultdict(list)
-    for doc_id, triples in facts:
-        for s, r, o in triples:
-            by_subject[s].append((s, r, o, doc_id))
-    return lambda entity: by_subject.get(entity, [])
-
-
-def edges_of_table(table: FactTable) -> Callable[[str], list[Edge]]:
-    """``out`` for :func:`reach` over a fact table, edges in table order."""
-    by_subject: dict[str, list[Edge]] = defaultdict(list)
-    for (s, r), found in table.items():
-        by_subject[s] += [(s, r, o, doc_id) for o, doc_id in found]
-    return lambda entity: by_subject.get(entity, [])
+            return Reach(entity, paths[entity], goals, tuple(paths))
+    return Reach(None, (), (), tuple(paths))
 
 
 # --- bridge walks (prose) ---------------------------------------------------------------------

@@ -11,8 +11,9 @@ from typer.testing import CliRunner
 
 from benchmarks import synthetic
 from benchmarks.chapter.bench import chapter
+from benchmarks.graph_bench import compare, graphs
 from benchmarks.httpload import ENDPOINTS, have_wrk
-from benchmarks.ingest_bench import index_speed, ingest, side_by_side
+from benchmarks.ingest_bench import index_speed, ingest, side_by_side, timed_index
 from benchmarks.load import load, soak
 from benchmarks.server_bench import expected, scale, server, wrong_samples
 from hoprag.corpus import load_corpus
@@ -20,7 +21,7 @@ from hoprag.engine import Engine
 from hoprag.settings import DEMO_CORPUS
 
 app = typer.Typer()
-for command in (server, scale, load, soak, ingest, side_by_side, index_speed):
+for command in (server, scale, load, soak, ingest, side_by_side, index_speed, graphs):
     app.command(command.__name__.replace("_", "-"))(command)
 
 
@@ -101,6 +102,32 @@ def test_index_speed_alternates_two_checkouts_over_the_same_files(tmp_path):
     rows = [line for line in result.output.splitlines() if line.startswith(("| this checkout", "| --against"))]
     assert len(rows) == 2 and all("| 20 | 20 |" in row for row in rows), result.output  # files, passages
     assert "per passage, this checkout / --against: median" in result.output
+
+
+@pytest.mark.slow  # two servers, alternating
+def test_graphs_bench_compares_two_checkouts_answers_and_networkx(tmp_path):
+    corpus = synthetic.write(tmp_path / "corpus", 400)
+    timed_index(corpus, tmp_path / "store.db", max_bytes=2**31)
+    result = CliRunner().invoke(app, ["graphs", "--store", str(tmp_path / "store.db"), "--access",
+                                      str(corpus.parent / "access.yaml"), "--runs", "1", "--walks", "5",
+                                      "--networkx-calls", "2", "--out", str(tmp_path),
+                                      "--against", str(Path(__file__).resolve().parent.parent)])
+    assert result.exit_code == 0, f"{result.output}\n{result.exception!r}"
+    report = read(tmp_path / "graphs.json")
+    calls = {"graph_overview": 10, "graph_walk": 5, "graph_hops": 200}
+    assert {tool: t["identical"] for tool, t in report["answers"].items()} == calls  # the same checkout twice
+    assert report["answers"]["graph_hops"]["same_ranking"] == 200 and report["networkx"]["calls"] == 2
+    assert 0 <= report["networkx"]["same_top"] <= 2 and "networkx.pagerank" in result.output
+    # a changed ranking or answer is counted as one
+    rows = {name: [{"answers": [dict(a) for a in run["answers"]]} for run in runs] for name, runs in report["rows"].items()}
+    hops = rows["--against"][0]["answers"][-1]
+    hops["passages"] = hops["passages"][::-1]
+    walk = rows["--against"][0]["answers"][10]
+    walk["answer"] = "elsewhere"
+    probes = [("graph_overview", {})] * 10 + [("graph_walk", {})] * 5 + [("graph_hops", {})] * 200
+    changed = compare(rows, probes)
+    assert changed["graph_walk"]["identical"] == 4 and changed["graph_hops"]["identical"] == 199
+    assert changed["graph_hops"]["same_ranking"] == 199 + (len(hops["passages"]) < 2)
 
 
 @pytest.mark.slow  # a benchmark run

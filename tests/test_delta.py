@@ -40,6 +40,7 @@ from fake_models import HashEmbedder
 from hoprag import delta as delta_module, embed
 from hoprag.access import Principal
 from hoprag.engine import Engine
+from hoprag.graph import Graph
 from hoprag.ingest import index
 from hoprag.reload import Reloader
 from hoprag.settings import DEMO_CORPUS
@@ -151,12 +152,21 @@ def comparable(engine: Engine, groups: frozenset[str]) -> dict[str, Any]:
         "idf": dict(view.idf),
         "claims": {d.id: engine.claims(d, groups) for d in readable},
         "edges": engine.graph(groups).edges(),
+        "graph": adjacency(engine.graph(groups)),
+        "relations": list(engine.graph(groups).relations.items()),
         "rows": view.rows.tolist(),
         "ppr": {q: view.entities.pagerank(q, [h.doc.id for h in engine.search(q, groups, 1)], 10) for q in queries},
         "search": {q: [(h.doc.id, h.score) for h in engine.search(q, groups, 20)] for q in queries},
         "dense": view.matrix.tolist() if view.vectors is not None else None,
         "cosines": {q: view.similarity(q).tolist() for q in queries},
     }
+
+
+def adjacency(graph: Graph) -> dict[str, list]:
+    """What a walk reads of a relation graph: each entity's successors in networkx's order, each with
+    its keyed edges (the order networkx lists nodes in is no answer's)."""
+    return {u: [(v, sorted((k, d["relation"], d["doc"]) for k, d in keyed.items())) for v, keyed in graph.g.succ[u].items()]
+            for u in graph.g}
 
 
 def same(got: Engine, want: Engine, calls: list[tuple[str, dict[str, Any]]]) -> None:

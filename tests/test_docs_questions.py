@@ -13,7 +13,7 @@ from collections import Counter
 import pytest
 from conftest import ROOT
 
-from eval_sets.docs_questions import QuestionError, load_questions, main
+from benchmarks.docs_questions import QuestionError, load_questions, main
 
 QUESTIONS = ROOT / "eval_sets" / "docs_questions.jsonl"
 CORPUS = ROOT / "eval_sets" / "corpora" / "instructor"

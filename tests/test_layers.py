@@ -25,7 +25,7 @@ AGENT_USES_FROM_ENGINE = frozenset({
     "hoprag.tokens.content", "hoprag.tokens.token_count",
     "hoprag.verdict.Resolution", "hoprag.verdict.assess_all", "hoprag.verdict.resolve",
     "hoprag.walk.DEFAULT_BUDGET", "hoprag.walk.BridgeWalker", "hoprag.walk.Budget", "hoprag.walk.Hop",
-    "hoprag.walk.edges_of", "hoprag.walk.fuse", "hoprag.walk.reach", "hoprag.walk.specific",
+    "hoprag.walk.edges_of", "hoprag.walk.fuse", "hoprag.walk.reach", "hoprag.walk.relation_graph", "hoprag.walk.specific",
 })
 
 

@@ -26,6 +26,7 @@ from benchmarks.pgcluster import Cluster
 from conftest import ServerProcess
 from hoprag import corpus
 from hoprag.corpus import Corpus
+from hoprag.embed import Vectors
 from hoprag.engine import Engine
 from hoprag.ingest import index
 from hoprag.facts import extract_facts
@@ -133,11 +134,18 @@ class PgEngines:
     def __init__(self, url: str):
         self.store = open_store(url, create=True)
 
-    def __call__(self, corpus: Corpus, ranker: str) -> Engine:
+    def __call__(self, corpus: Corpus, ranker: str, vectors: Vectors | None = None) -> Engine:
         upsert = {f"{i:04d}": (d.id, [Passage(d, extract_facts(d, corpus.lexicon))]) for i, d in enumerate(corpus.docs)}
         self.store.apply(Changes("property", Config(corpus.lexicon, corpus.allowlist), "-", upsert,
                                  [f for f in self.store.files() if f not in upsert]))
-        return Engine.from_snapshot(self.store.snapshot(frozenset(GROUPS)), ranker)
+        snapshot = self.store.snapshot(frozenset(GROUPS))
+        if vectors is None:
+            return Engine.from_snapshot(snapshot, ranker)
+        # The property's test embedder is no model a store can name, so the hybrid and dense engines embed
+        # the passages read back under row-level security here, in the snapshot's own passage order.
+        read_back = Corpus(snapshot.docs, snapshot.config.lexicon, None, snapshot.config.allowlist, snapshot.config.ranker)
+        return Engine(read_back, ranker, snapshot.facts, snapshot.derived, snapshot.generation, snapshot.guard,
+                      Vectors.of(vectors.embedder, snapshot.docs))
 
 
 PROBES = int(os.environ.get("HOPRAG_PG_PROBES", "600"))

@@ -20,7 +20,7 @@ from hoprag.lexicon import Lexicon, Relation
 from hoprag.tokens import content
 from hoprag.verdict import Resolution, assess_all, resolve
 from hoprag.text import is_entity, is_name
-from hoprag.walk import BridgeWalker, Budget, Hop, edges_of, fuse, reach, specific
+from hoprag.walk import BridgeWalker, Budget, Hop, edges_of, fuse, reach, relation_graph, specific
 from mcp_server.tools import MAX_QUERY_CHARS
 
 from .directives import directives
@@ -259,7 +259,7 @@ def grade(ledger: Ledger) -> dict[str, Any]:
         return {"status": "abstain", "reason": (ledger.get("plan") or {}).get("reason", ABSTAIN_UNREADABLE)}
     facts = {doc_id: [tuple(t) for t in e.get("facts") or []] for doc_id, e in ledger["evidence"].items()}
     docs = _docs(ledger)
-    found = reach(start, goal, edges_of(facts.items()))
+    found = reach(relation_graph(edges_of(facts.items())), start, goal)
     if found.entity is not None:
         entity, holding = found.entity, {e[3] for e in found.goals}
         holders = [d for d in docs if d.id in holding]

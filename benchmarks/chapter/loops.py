@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from hoprag.engine import Engine
 from hoprag.text import is_entity
-from hoprag.walk import DEFAULT_BUDGET, Budget, Frontier, edges_of_table, reach
+from hoprag.walk import DEFAULT_BUDGET, Budget, Frontier, edges_of_table, reach, relation_graph
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ def one_shot(engine: Engine, query: str, groups: frozenset[str], start: str, goa
     admitted, _ = engine.admit(hits)
     table = engine.table(admitted)
     trace = [f"search(k={k}) -> {[d.id for d in hits]}"]
-    found = reach(start, goal, edges_of_table(table), max_hops=6)
+    found = reach(relation_graph(edges_of_table(table)), start, goal, max_hops=6)
     if found.entity is not None:
         _, _, obj, did = found.goals[0]
         trace.append(f"answer: {found.entity} {goal} {obj} [{did}]")

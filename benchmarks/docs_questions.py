@@ -3,7 +3,7 @@
 One JSON object per line. :func:`load_questions` checks every line, and with ``docs`` also the
 gold against the documentation folder the questions were written from, so a mistyped page id or
 an answer word that no longer occurs in its page is one clear error instead of a silently wrong
-score. ``python -m eval_sets.docs_questions FILE --docs DIR`` runs the same check.
+score. ``python -m benchmarks.docs_questions FILE --docs DIR`` runs the same check.
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def load_questions(path: Path, docs: Path | None = None) -> list[dict]:
 
 def main(argv: list[str] | None = None) -> int:
     """Check a question file; print its counts per kind and split, or the first problem."""
-    parser = argparse.ArgumentParser(prog="python -m eval_sets.docs_questions", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.docs_questions", description=main.__doc__)
     parser.add_argument("file", type=Path)
     parser.add_argument("--docs", type=Path, help="the documentation folder the page ids are relative to")
     args = parser.parse_args(argv)
