@@ -142,10 +142,12 @@ class PgEngines:
         if vectors is None:
             return Engine.from_snapshot(snapshot, ranker)
         # The property's test embedder is no model a store can name, so the hybrid and dense engines embed
-        # the passages read back under row-level security here, in the snapshot's own passage order.
-        read_back = Corpus(snapshot.docs, snapshot.config.lexicon, None, snapshot.config.allowlist, snapshot.config.ranker)
-        return Engine(read_back, ranker, snapshot.facts, snapshot.derived, snapshot.generation, snapshot.guard,
-                      Vectors.of(vectors.embedder, snapshot.docs))
+        # the passages read back under row-level security here, in their own order: those of the newest
+        # generation, which a snapshot may give as an earlier one's (whose derived data was saved) and the
+        # change since, so read through a lexical engine that applies it.
+        current = Engine.from_snapshot(snapshot, "bm25")
+        return Engine(current.corpus, ranker, current._facts, None, current.generation, snapshot.guard,
+                      Vectors.of(vectors.embedder, current.docs))
 
 
 PROBES = int(os.environ.get("HOPRAG_PG_PROBES", "600"))
