@@ -82,6 +82,8 @@ class CallerToolset(BaseToolset):
             extra = {"HOPRAG_STORE": self.store} if self.store else {}
             if self.access_file is None:
                 extra[NOTED] = "1"  # whoever built this agent has said it runs single-user
+            if os.environ.get("PYTHONPATH"):  # the child imports the hoprag this process runs, not another installed one
+                extra["PYTHONPATH"] = os.environ["PYTHONPATH"]
             env = {**get_default_environment(), **extra} if extra else None
             self._stdio[principal.name] = McpToolset(
                 connection_params=StdioConnectionParams(
