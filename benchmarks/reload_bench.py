@@ -99,10 +99,11 @@ class Side:
         self.per_poll = [poll_cpu(r) for r in self.replicas]
         self.rows: list[dict[str, Any]] = []
 
-    def commit(self, kind: str, src: Path) -> None:
+    def commit(self, kind: str, src: Path, embedder: str) -> None:
         """Index ``src`` (just changed) and time the change to every replica."""
         idle = [cpu_s(r.pid) for r in self.replicas]
-        seconds = until_serving(self.replicas, *hoprag_index(self.tree, src, self.url), timeout=1800)
+        seconds = until_serving(self.replicas, *hoprag_index(self.tree, src, self.url, "--embedder", embedder),
+                                timeout=1800)
         polls = [s / 0.05 + 1 for s in seconds]  # until_serving's 50 ms cadence
         cpu = [cpu_s(r.pid) - i - p * c for r, i, p, c in zip(self.replicas, idle, polls, self.per_poll)]
         self.rows.append({"kind": kind, "seconds": seconds, "cpu_s": cpu})
@@ -138,11 +139,12 @@ def summary(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def run(sizes: Sequence[int], against: Path, repeats: int, against_repeats: int, root: Optional[Path] = None,
-        seed: int = 0) -> dict[str, Any]:
-    """The whole benchmark, on a throwaway PostgreSQL cluster (a database per size and side)."""
+        seed: int = 0, embedder: str = "none") -> dict[str, Any]:
+    """The whole benchmark, on a throwaway PostgreSQL cluster (a database per size and side); ``embedder``:
+    what both sides index with (``none``: lexical; another embeds every passage first, hours at 100k here)."""
     root = Path(root or tempfile.mkdtemp(prefix="hoprag-reload-"))
-    report: dict[str, Any] = {"machine": machine(), "against": str(against), "load_average_start": os.getloadavg()[0],
-                              "sizes": {}}
+    report: dict[str, Any] = {"machine": machine(), "against": str(against), "embedder": embedder,
+                              "load_average_start": os.getloadavg()[0], "sizes": {}}
     with ExitStack() as outer:
         cluster = Cluster()
         outer.callback(cluster.destroy)
@@ -159,7 +161,7 @@ def run(sizes: Sequence[int], against: Path, repeats: int, against_repeats: int,
                 for name, tree, times in (("this checkout", HERE, repeats), ("--against", against.resolve(), against_repeats)):
                     db = cluster.create_database(f"reload_{n}_{len(sides)}")
                     start = time.perf_counter()
-                    hoprag_index(tree, src, db, "--access", str(access))  # with its derived data, as users start
+                    hoprag_index(tree, src, db, "--access", str(access), "--embedder", embedder)  # derived data too
                     indexed = time.perf_counter() - start
                     side = Side(name, tree, db, access, stack)
                     side.index_s, side.times = round(indexed, 1), times
@@ -169,11 +171,12 @@ def run(sizes: Sequence[int], against: Path, repeats: int, against_repeats: int,
                         change(kind, src, files, i, rng)
                         for side in sides:  # the same folder state committed to each, one after the other
                             if i < side.times:  # (a side timed fewer times commits the rest later, at once)
-                                side.commit(kind, src)
+                                side.commit(kind, src, embedder)
                 callers = {}
                 for side in sides:  # what callers see: searches right after a change, then settled; a cold start
                     change("change", src, files, max(repeats, against_repeats), rng)
-                    until_serving(side.replicas, *hoprag_index(side.tree, src, side.url), timeout=1800)
+                    until_serving(side.replicas, *hoprag_index(side.tree, src, side.url, "--embedder", embedder),
+                                  timeout=1800)
                     first = searches(side.replicas[0], token, queries, FIRST_CALLS)
                     settled = searches(side.replicas[0], token, queries, SETTLED_CALLS)
                     serve = [sys.executable, "-m", "mcp_server", "--transport", "http", "--port", "0", "--store",
@@ -215,12 +218,14 @@ def reload(
     repeats: int = typer.Option(5, "--repeats", min=1, help="Commits of each kind timed on this checkout."),
     against_repeats: int = typer.Option(2, "--against-repeats", min=1, help="... and on --against (a full rebuild "
                                         "takes its time)."),
+    embedder: str = typer.Option("none", "--embedder", help="What both sides index with: none (lexical, the "
+                                 "default), or an embedder, which embeds every passage before the first commit."),
     out: Path = typer.Option(OUT / "reload", "--out", help="Directory for reload.json."),
 ) -> dict[str, Any]:
     """Commit → every replica answering from the new generation, and CPU per change, at each size:
     this checkout against another, two PostgreSQL replicas each, side by side in one run."""
     sizes = [int(s) for s in passages.split(",") if s.strip()]
-    report = run(sizes, against, repeats, against_repeats)
+    report = run(sizes, against, repeats, against_repeats, embedder=embedder)
     out.mkdir(parents=True, exist_ok=True)
     (out / "reload.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
     typer.echo(table(report))
