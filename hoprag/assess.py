@@ -37,6 +37,10 @@ NEAR = 2
 MAX_LABEL = 40
 #: A code block is quoted with a "how" question only up to this size (longer: its first lines).
 MAX_CODE_CHARS = 1200
+#: A "how" question's answer shows the code that follows its best sentence within this many units, in
+#: the same section: documentation names the task first and shows how a few sentences later.
+CODE_AFTER = 4
+_HEADING = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]")
 _FENCE = re.compile(r"^[ \t]*(```+|~~~+)[^\n]*\n.*?^[ \t]*\1[ \t]*$", re.M | re.S)
 _HOW = re.compile(r"(?i)^\s*(how\b|what(?:'s| is) the (?:syntax|command|way)\b)|\b(example|snippet|syntax)\b")
 _local = threading.local()
@@ -180,6 +184,18 @@ def _introduced(text: str, units: list[tuple[int, int, bool]], last: int, how: b
     return out
 
 
+def _shown_code(text: str, units: list[tuple[int, int, bool]], last: int) -> list[int]:
+    """For a "how" question: the first code block within :data:`CODE_AFTER` units after ``last``, in the
+    same section, with the sentence just before it (what introduces it) -- "Gunicorn is easy to install."
+    is about the task; "then install gunicorn:" and its command are how. Nothing when a heading comes first."""
+    for at in range(last + 1, min(last + 1 + CODE_AFTER, len(units))):
+        if _HEADING.search(text, units[at - 1][1], units[at][0]):
+            return []
+        if units[at][2]:
+            return [at - 1, at] if at - 1 > last and not units[at - 1][2] else [at]
+    return []
+
+
 def assess(question: Question, text: str, context: str = "") -> Assessment:
     """Coverage of ``question`` by a passage (its ``text`` plus ``context``: title and heading path),
     its highlights, and how much of the question the answering sentences alone cover.
@@ -215,6 +231,8 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     focus = question.covered(set().union(*(own[i] for i in chosen)))  # what follows an intro is for reading
     if not units[best][2]:
         chosen += _introduced(text, units, max(chosen), question.how)
+        if question.how and not any(units[i][2] for i in chosen):
+            chosen += [i for i in _shown_code(text, units, max(chosen)) if i not in chosen]
     spans = []
     for i in sorted(chosen):
         a, b, is_code = units[i]

@@ -35,13 +35,14 @@ import bm25s
 import numpy as np
 from scipy import sparse
 
+from .assess import stem
 from .cache import Derived, Lru, load_or_build, pack, unpack
 from .corpus import SECTION_SEPARATOR, Doc
 from .embed import Vectors
 from .entities import EntityIndex, EntityView
 from .lexicon import Lexicon
 from .passages import Passages
-from .tokens import fold, identifiers, tokenize
+from .tokens import content, fold, identifiers, tokenize
 
 RANKERS = ("overlap", "bm25", "bm25-titles", "dense")
 TITLE_WEIGHT = 0.5
@@ -164,6 +165,26 @@ class View:
         df = self.scorer.document_frequencies()
         n = len(self.docs)
         return {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
+
+    @cached_property
+    def stem_idf(self) -> dict[str, float]:
+        """Each stem's weight: the IDF of its most frequent surface form in this view."""
+        out: dict[str, float] = {}
+        for token, weight in self.idf.items():
+            key = stem(token)
+            out[key] = min(weight, out.get(key, weight))
+        return out
+
+    def weights(self, query: str) -> dict[str, float]:
+        """The weight of each of ``query``'s content words in this view. Coverage matches words by stem
+        (:mod:`.assess`), so a word the view holds only in another form ("keeps": "keep") weighs as that
+        form does -- not as a word no passage holds, the heaviest weight there is."""
+        out = {}
+        for token in dict.fromkeys(content(identifiers(query))):
+            weight = self.idf.get(token, self.stem_idf.get(stem(token)))
+            if weight is not None:
+                out[token] = weight
+        return out
 
     @cached_property
     def matrix(self) -> np.ndarray:
