@@ -232,3 +232,33 @@ def test_a_how_question_answered_equally_well_by_prose_and_by_code_is_answered_w
     assert how["answer_doc"] == "cli" and "run --debug" in how["answer"]
     what = drive(engine, "Which debug mode of the development server reloads on changes?")["grade"]
     assert what["answer_doc"] == "about"  # not a "how" question: the best fit answers, code or not
+
+
+def test_a_question_asking_two_things_searches_each_part_when_no_page_answers_both():
+    """Two pages, each answering one part: the whole question's best page covers too little of it, so each
+    part is searched on its own and the answer quotes both pages."""
+    docs = (Doc("install", "Installing the toolkit requires Python 3.9 or newer on every platform.", PUBLIC,
+                title="Installation", document="install.md"),
+            Doc("xai", "The xAI integration streams partial objects and needs Python 3.10 for its async client.",
+                PUBLIC, title="xAI", document="xai.md"),
+            Doc("misc", "Release notes list the changes of each version of the toolkit.", PUBLIC, title="Releases",
+                document="releases.md"))
+    engine = Engine(Corpus(docs, Lexicon(()), None, None), "bm25-titles")
+    question = "Which Python version does installing the toolkit require, and what does the xAI async client need?"
+    assert policy.parts(question) == ["Which Python version does installing the toolkit require?",
+                                      "what does the xAI async client need?"]
+    run = drive(engine, question, budget=4)
+    assert [c["doc_id"] for c in run["grade"]["citations"]] == ["install", "xai"]
+    assert "3.9" in run["grade"]["answer"] and "3.10" in run["grade"]["answer"]
+    assert [s["query"] for s in run["ledger"]["searches"]] == [question, *policy.parts(question)]
+    single = drive(engine, "Which Python version does installing the toolkit require?", budget=4)
+    assert len(single["ledger"]["searches"]) == 1 and single["grade"]["answer_doc"] == "install"  # control
+
+
+@pytest.mark.parametrize("question", [
+    "The default port is taken; how do I run on another one?",  # context, then one question
+    "What is X and what is Y?",  # parts naming nothing
+    "How do I install the toolkit?",
+    "Which saves more: the cache or the batch API?"])
+def test_a_single_question_is_not_split(question):
+    assert policy.parts(question) == []

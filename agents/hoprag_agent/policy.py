@@ -125,6 +125,28 @@ def open_plan(question: str) -> dict[str, Any]:
     return {"action": "search", "mode": "open", "start": None, "goal": None, "query": query, "k": OPEN_K}
 
 
+#: Where a question asks two things: ", and which ...", "... and how ...", or a second sentence that is a question.
+_SECOND = re.compile(r"(?i)(?:,?\s+(?:and|but)\s+|[?;]\s+)(?=(?:how|what|which|who|where|when|why|is|are|does|do|can|"
+                     r"could|should|will)\b)")
+_ASKS = re.compile(r"(?i)(?:how|what|which|who|where|when|why|is|are|does|do|can|could|should|will)\b")
+#: Each part names at least this many content words (a bare "and is it?" is no question of its own).
+PART_WORDS = 2
+
+
+def parts(question: str) -> list[str]:
+    """The two questions of a compound one ("How do I X, and how can I Y?"), else ``[]``: each part may be
+    answered by a different page, so each is searched on its own when no page answers the whole."""
+    cut = [m for m in _SECOND.finditer(question)]
+    if len(cut) != 1:
+        return []
+    first, second = question[:cut[0].start()].strip(" ,;"), question[cut[0].end():].strip()
+    asking = re.split(r"(?<=[.!?])\s+", first)[-1]  # "I used X before. What replaces it": the last sentence asks
+    if not _ASKS.match(asking):
+        return []  # "The default port is taken; how do I ...": the first part is context, not a question
+    both = [first if first.endswith("?") else f"{first}?", second]
+    return both if all(len(content(p)) >= PART_WORDS for p in both) else []
+
+
 def queries_for(entity: str, goal: str, start: bool = False) -> tuple[str, str]:
     """The named gap as queries, in the order to try them.
 
@@ -342,6 +364,12 @@ def _opening(ledger: Ledger) -> int:
     return next((i for i, s in enumerate(ledger["searches"]) if s["query"] == opening), len(ledger["searches"]))
 
 
+def _walked(ledger: Ledger) -> list[dict[str, Any]]:
+    """Open mode's searches of the bridge walk: from the opening one, without a compound question's parts."""
+    asked = parts(ledger["question"])
+    return [s for s in ledger["searches"][_opening(ledger):] if s["query"] not in asked]
+
+
 def walk_of(ledger: Ledger) -> tuple[BridgeWalker, Hop | None]:
     """Replay the ledger's searches through the product's bridge walker; return it and its next search.
 
@@ -349,7 +377,7 @@ def walk_of(ledger: Ledger) -> tuple[BridgeWalker, Hop | None]:
     as ``graph_overview`` reported it)."""
     most = specific(ledger["passages"]) if ledger.get("passages") else None
     walker = BridgeWalker(ledger["question"], _RecordedView(ledger), most=most)
-    for search in ledger["searches"][_opening(ledger):]:
+    for search in _walked(ledger):
         if walker.next() is None:
             break
         walker.take([_passage(ledger, i) for i in search["results"]])
@@ -422,7 +450,7 @@ def _chain(ledger: Ledger, walker: BridgeWalker, least: float) -> tuple[list[dic
     the next was searched by, each next one stating it -- covers ``least`` of the question together,
     the last adding :data:`MIN_GAIN` of it; as citations from the question on, with what the chain
     covers (``None``: no such hop)."""
-    searches, hops = ledger["searches"][_opening(ledger):], walker.walk.hops
+    searches, hops = _walked(ledger), walker.walk.hops
     question = _question(ledger)
     for at in range(len(hops) - 1, 0, -1):
         links, node = [], hops[at]
@@ -491,7 +519,7 @@ def grade_open(ledger: Ledger) -> dict[str, Any]:
     lists the closest pages. Coverage, highlights and matched words are what ``search`` returned.
     """
     walker, hop = walk_of(ledger)
-    searches = ledger["searches"][_opening(ledger):]
+    searches = _walked(ledger)
     if not searches:
         if hop is None:
             return {"status": "budget", "mode": "open", "reason": ABSTAIN_BUDGET}
@@ -502,6 +530,16 @@ def grade_open(ledger: Ledger) -> dict[str, Any]:
     best = ranked[0] if ranked else None
     if best is not None and fit(best) >= COVERS:
         return _answered(ledger, _joined(ledger, best, ranked), retrieved)
+    asked = parts(ledger["question"])
+    done = {s["query"]: s for s in ledger["searches"]}
+    todo = [p for p in asked if p not in done]
+    if todo and not Budget(ledger["budget"], spent(ledger)).exhausted:
+        return {"status": "gap", "mode": "open", "entity": None, "rest": todo[0], "query": todo[0], "k": OPEN_K,
+                "reason": f"no page answers the whole question; search its part: {todo[0]}"}
+    answers = [a[0] for a in (_shown(ledger, _answering(ledger, done[p])) for p in asked if p in done) if a]
+    if asked and len(answers) == len(asked) and all(fit(a) >= ANSWERS for a in answers):
+        return _answered(ledger, [_cite(ledger, a) for a in {a["id"]: a for a in answers}.values()],
+                         fuse([retrieved, *(done[p]["results"] for p in asked)]))
     chain = _chain(ledger, walker, CHAIN_COVERS)
     if chain is not None:
         return _answered(ledger, chain[0], retrieved, multi=True)
