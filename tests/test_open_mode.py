@@ -235,8 +235,8 @@ def test_a_how_question_answered_equally_well_by_prose_and_by_code_is_answered_w
 
 
 def test_a_question_asking_two_things_searches_each_part_when_no_page_answers_both():
-    """Two pages, each answering one part: the whole question's best page covers too little of it, so each
-    part is searched on its own and the answer quotes both pages."""
+    """Two pages, each answering one part: the whole question's best page answers one part only, so
+    the other part is searched on its own (two reads) and the answer quotes both pages, in the question's order."""
     docs = (Doc("install", "Installing the toolkit requires Python 3.9 or newer on every platform.", PUBLIC,
                 title="Installation", document="install.md"),
             Doc("xai", "The xAI integration streams partial objects and needs Python 3.10 for its async client.",
@@ -250,7 +250,8 @@ def test_a_question_asking_two_things_searches_each_part_when_no_page_answers_bo
     run = drive(engine, question, budget=4)
     assert [c["doc_id"] for c in run["grade"]["citations"]] == ["install", "xai"]
     assert "3.9" in run["grade"]["answer"] and "3.10" in run["grade"]["answer"]
-    assert [s["query"] for s in run["ledger"]["searches"]] == [question, *policy.parts(question)]
+    queries = [s["query"] for s in run["ledger"]["searches"]]
+    assert queries[0] == question and queries[1:] == [policy.parts(question)[0]]  # xAI's page answers the second
     single = drive(engine, "Which Python version does installing the toolkit require?", budget=4)
     assert len(single["ledger"]["searches"]) == 1 and single["grade"]["answer_doc"] == "install"  # control
 

@@ -530,16 +530,11 @@ def grade_open(ledger: Ledger) -> dict[str, Any]:
     best = ranked[0] if ranked else None
     if best is not None and fit(best) >= COVERS:
         return _answered(ledger, _joined(ledger, best, ranked), retrieved)
-    asked = parts(ledger["question"])
-    done = {s["query"]: s for s in ledger["searches"]}
-    todo = [p for p in asked if p not in done]
-    if todo and not Budget(ledger["budget"], spent(ledger)).exhausted:
-        return {"status": "gap", "mode": "open", "entity": None, "rest": todo[0], "query": todo[0], "k": OPEN_K,
-                "reason": f"no page answers the whole question; search its part: {todo[0]}"}
-    answers = [a[0] for a in (_shown(ledger, _answering(ledger, done[p])) for p in asked if p in done) if a]
-    if asked and len(answers) == len(asked) and all(fit(a) >= ANSWERS for a in answers):
-        return _answered(ledger, [_cite(ledger, a) for a in {a["id"]: a for a in answers}.values()],
-                         fuse([retrieved, *(done[p]["results"] for p in asked)]))
+    split = _part_answers(ledger, best)
+    if split is not None and split["status"] == "answered":
+        return _answered(ledger, split["citations"], fuse([retrieved, split["results"]]))
+    if split is not None and not Budget(ledger["budget"], spent(ledger)).exhausted:
+        return split
     chain = _chain(ledger, walker, CHAIN_COVERS)
     if chain is not None:
         return _answered(ledger, chain[0], retrieved, multi=True)
@@ -555,6 +550,32 @@ def grade_open(ledger: Ledger) -> dict[str, Any]:
     return {"status": "exhausted", "mode": "open", "reason": ABSTAIN_UNREADABLE if ranked or ledger["evidence"]
             else ABSTAIN_NO_MATCH, "coverage": fit(best) if best else 0.0, "see_also": _see_also(ledger),
             "retrieved": retrieved}
+
+
+def _part_answers(ledger: Ledger, best: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A compound question (:func:`parts`) whose best page answers one part but not the other: search the
+    other part on its own (one more read), then answer each part from its own page -- or ``None``.
+
+    What a page answers of a part is the part's share of the question words the page holds (``matched``)."""
+    asked = parts(ledger["question"])
+    if not asked or best is None:
+        return None
+    weights = ledger.get("weights") or {}
+    held = stems(" ".join(best.get("matched", [])))
+    shares = [Question(p, weights, ledger.get("passages") or 0, max(weights.values(), default=1.0)).covered(held)
+              for p in asked]
+    strong, weak = (0, 1) if shares[0] >= shares[1] else (1, 0)
+    if shares[strong] < ANSWERS:
+        return None
+    done = next((s for s in ledger["searches"] if s["query"] == asked[weak]), None)
+    if done is None:
+        return {"status": "gap", "mode": "open", "entity": None, "rest": asked[weak], "query": asked[weak],
+                "k": OPEN_K, "reason": f"{best['id']} answers \"{asked[strong]}\" but not this part: {asked[weak]}"}
+    other = _shown(ledger, _answering(ledger, done))
+    if not other or fit(other[0]) < ANSWERS or other[0]["id"] == best["id"]:
+        return None
+    pair = [best, other[0]] if strong == 0 else [other[0], best]
+    return {"status": "answered", "citations": [_cite(ledger, h) for h in pair], "results": done["results"]}
 
 
 def _joined(ledger: Ledger, best: dict[str, Any], ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
