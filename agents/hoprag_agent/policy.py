@@ -17,7 +17,7 @@ from hoprag.assess import ITEM as _ITEM, Question, stems
 from hoprag.corpus import Doc
 from hoprag.entities import norm
 from hoprag.lexicon import Lexicon, Relation
-from hoprag.tokens import content
+from hoprag.tokens import content, identifiers
 from hoprag.verdict import Resolution, assess_all, resolve
 from hoprag.text import is_entity, is_name
 from hoprag.walk import BridgeWalker, Budget, Hop, edges_of, fuse, reach, relation_graph, specific
@@ -507,6 +507,22 @@ def _see_also(ledger: Ledger) -> list[dict[str, str]]:
     return list(out.values())[:SEE_ALSO]
 
 
+def unheard(ledger: Ledger) -> list[str]:
+    """The names a question asks about that nothing the caller may read holds in any form ("Can Black
+    format Rust files?" over docs that never say "Rust"): capitalised words past a sentence's first, none of
+    whose words the search weighed. No page can answer about them -- the honest answer is to say so."""
+    weights = ledger.get("weights") or {}
+    out = []
+    for m in re.finditer(r"[A-Za-z][\w+.-]*[\w+]|[A-Za-z]", ledger["question"]):
+        word, before = m.group(), ledger["question"][:m.start()].rstrip()
+        if not before or before.endswith((".", "?", "!", ":")) or not is_name(word):
+            continue  # a sentence's first word is capitalised whatever it is
+        words = content(identifiers(word))
+        if words and not any(w in weights for w in words) and word not in out:
+            out.append(word)
+    return out
+
+
 def grade_open(ledger: Ledger) -> dict[str, Any]:
     """Open mode's grade, after each read: does what was read answer the question?
 
@@ -526,6 +542,10 @@ def grade_open(ledger: Ledger) -> dict[str, Any]:
         return {"status": "gap", "mode": "open", "entity": None, "rest": hop.query, "query": hop.query,
                 "k": OPEN_K, "reason": "nothing searched yet: start from the question"}
     retrieved = walker.walk.ranked
+    absent = unheard(ledger)
+    if absent:
+        return {"status": "exhausted", "mode": "open", "reason": f"nothing you may read mentions {', '.join(absent)}",
+                "coverage": 0.0, "see_also": _see_also(ledger), "retrieved": retrieved}
     ranked = _shown(ledger, _answering(ledger, searches[0]))
     best = ranked[0] if ranked else None
     if best is not None and fit(best) >= COVERS:
