@@ -37,6 +37,12 @@ NEAR = 2
 MAX_LABEL = 40
 #: A code block is quoted with a "how" question only up to this size (longer: its first lines).
 MAX_CODE_CHARS = 1200
+#: A "how" question's answer shows the code that follows its best sentence within this many units, in
+#: the same section: documentation names the task first and shows how a few sentences later.
+CODE_AFTER = 4
+#: Sentences covering within this much of the best tie (a "how" question then prefers the one showing code).
+TIED = 0.05
+_HEADING = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]")
 _FENCE = re.compile(r"^[ \t]*(```+|~~~+)[^\n]*\n.*?^[ \t]*\1[ \t]*$", re.M | re.S)
 _HOW = re.compile(r"(?i)^\s*(how\b|what(?:'s| is) the (?:syntax|command|way)\b)|\b(example|snippet|syntax)\b")
 _local = threading.local()
@@ -180,6 +186,38 @@ def _introduced(text: str, units: list[tuple[int, int, bool]], last: int, how: b
     return out
 
 
+def _shown_code(text: str, units: list[tuple[int, int, bool]], last: int) -> list[int]:
+    """For a "how" question: the first code block within :data:`CODE_AFTER` units after ``last``, in the
+    same section, with the sentence just before it (what introduces it) -- "Gunicorn is easy to install."
+    is about the task; "then install gunicorn:" and its command are how. Nothing when a heading comes first."""
+    for at in range(last + 1, min(last + 1 + CODE_AFTER, len(units))):
+        if _HEADING.search(text, units[at - 1][1], units[at][0]):
+            return []
+        if units[at][2]:
+            return [at - 1, at] if at - 1 > last and not units[at - 1][2] else [at]
+    return []
+
+
+def _grown(question: Question, units: list[tuple[int, int, bool]], own: list[set[str]], best: int) -> list[int]:
+    """The unit ``best`` and what answers with it: a code block's introducing sentence, or up to two more
+    sentences within :data:`NEAR` that each add :data:`MIN_GAIN` of the question."""
+    chosen = [best]
+    if units[best][2]:  # a code block answers: with the sentence just before it, its introduction
+        if best > 0 and not units[best - 1][2]:
+            chosen.append(best - 1)
+        return chosen
+    seen = set(own[best])
+    while len(chosen) < MAX_SENTENCES:
+        gains = [(question.covered(seen | own[i]) - question.covered(seen), -abs(i - best), i)
+                 for i, (_, _, code) in enumerate(units) if not code and i not in chosen and abs(i - best) <= NEAR]
+        if not gains or max(gains)[0] < MIN_GAIN:
+            break
+        i = max(gains)[2]
+        chosen.append(i)
+        seen |= own[i]
+    return chosen
+
+
 def assess(question: Question, text: str, context: str = "") -> Assessment:
     """Coverage of ``question`` by a passage (its ``text`` plus ``context``: title and heading path),
     its highlights, and how much of the question the answering sentences alone cover.
@@ -198,23 +236,21 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     if not scored or max(scored)[0] <= 0:
         return Assessment(round(coverage, 3), (), matched)
     best = -max(scored)[2]
-    chosen = [best]
-    if units[best][2]:  # a code block answers: with the sentence just before it, its introduction
-        if best > 0 and not units[best - 1][2]:
-            chosen.append(best - 1)
-    else:
-        seen = set(own[best])
-        while len(chosen) < MAX_SENTENCES:
-            gains = [(question.covered(seen | own[i]) - question.covered(seen), -abs(i - best), i)
-                     for i, (_, _, code) in enumerate(units) if not code and i not in chosen and abs(i - best) <= NEAR]
-            if not gains or max(gains)[0] < MIN_GAIN:
+    chosen = _grown(question, units, own, best)
+    if question.how and not units[best][2] and not _shown_code(text, units, max(chosen)):
+        # a sentence covering about as much, answering as much with its neighbours, that goes on to show how
+        reach = question.covered(set().union(*(own[i] for i in chosen)))
+        for i, (c, prose, _) in enumerate(scored):
+            grown = _grown(question, units, own, i) if prose and c >= scored[best][0] - TIED else []
+            if grown and question.covered(set().union(*(own[j] for j in grown))) >= reach and _shown_code(
+                    text, units, max(grown)):
+                best, chosen = i, grown
                 break
-            i = max(gains)[2]
-            chosen.append(i)
-            seen |= own[i]
     focus = question.covered(set().union(*(own[i] for i in chosen)))  # what follows an intro is for reading
     if not units[best][2]:
         chosen += _introduced(text, units, max(chosen), question.how)
+        if question.how and not any(units[i][2] for i in chosen):
+            chosen += [i for i in _shown_code(text, units, max(chosen)) if i not in chosen]
     spans = []
     for i in sorted(chosen):
         a, b, is_code = units[i]

@@ -12,13 +12,16 @@ drops what is dead, renumbering the living slots in their order, so nothing need
 
 from __future__ import annotations
 
+import threading
 from array import array
 from dataclasses import dataclass
+from itertools import islice
 from typing import Iterable, Sequence
 
 import numpy as np
 from scipy import sparse
 
+from .assess import stem
 from .cache import pack, unpack
 
 #: The layout :meth:`Postings.to_bytes` writes: another one is a cache miss.
@@ -93,14 +96,40 @@ class Builder:
         return Postings(self.vocab, base, _Segment.empty(), lengths)
 
 
+class _Stems:
+    """Stem -> the vocabulary's tokens of that stem, indexed when first asked and extended by the tokens
+    added since: one index serves every generation grown from the same postings, since a vocabulary only
+    grows, in order (a generation with fewer tokens is given forms it does not hold, which hold no
+    passage of it)."""
+
+    def __init__(self) -> None:
+        self._of: dict[str, list[str]] = {}
+        self._covered = 0
+        self._lock = threading.Lock()
+
+    def forms(self, key: str, vocab: dict[str, int]) -> tuple[str, ...]:
+        with self._lock:
+            if self._covered < len(vocab):
+                for token in islice(vocab, self._covered, None):
+                    self._of.setdefault(stem(token), []).append(token)
+                self._covered = len(vocab)
+            return tuple(self._of.get(key, ()))
+
+
 class Postings:
     """Token -> (slots, counts), over every passage slot; ``lengths[slot]``: how many tokens it has."""
 
     def __init__(self, vocab: dict[str, int], base: _Segment, tail: _Segment, lengths: np.ndarray,
-                 covered: int | None = None):
-        """``covered``: how many slots the base segment covers (the rest are in the tail)."""
+                 covered: int | None = None, stems: _Stems | None = None):
+        """``covered``: how many slots the base segment covers (the rest are in the tail); ``stems``: the
+        stem index of the postings these grew from (shared: see :class:`_Stems`)."""
         self.vocab, self.base, self.tail, self.lengths = vocab, base, tail, lengths
         self.covered = len(lengths) if covered is None else covered
+        self._stems = stems or _Stems()
+
+    def forms(self, key: str) -> tuple[str, ...]:
+        """The tokens whose (Snowball) stem is ``key``, some perhaps held by no living passage."""
+        return self._stems.forms(key, self.vocab)
 
     @classmethod
     def build(cls, token_lists: Iterable[Sequence[str]]) -> "Postings":
@@ -149,7 +178,7 @@ class Postings:
         order = np.argsort(tokens, kind="stable")  # old tail slots precede new ones: (token, slot) order
         tail = _Segment.of(tokens[order], slots[order], counts[order], len(vocab))
         return Postings(vocab, self.base, tail, np.concatenate([self.lengths, np.array(lengths, dtype=np.int32)]),
-                        self.covered)
+                        self.covered, self._stems)
 
     @property
     def tail_slots(self) -> int:
@@ -171,7 +200,7 @@ class Postings:
         lengths = np.zeros(int(renumber.max(initial=-1)) + 1, dtype=np.int32)
         lengths[renumber[alive]] = self.lengths[alive]
         return Postings(dict(self.vocab), _Segment.of(tokens[order], slots[order], counts[order], len(self.vocab)),
-                        _Segment.empty(), lengths)
+                        _Segment.empty(), lengths, stems=self._stems)
 
     def to_bytes(self) -> bytes:
         """Plain arrays (:func:`hoprag.cache.pack`, no pickle), so a store persists them."""

@@ -36,6 +36,7 @@ from typing import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from .assess import stem
 from .cache import Derived, Lru, load_or_build
 from .corpus import SECTION_SEPARATOR, Doc
 from .embed import Vectors
@@ -44,7 +45,7 @@ from .lexicon import Lexicon
 from .passages import Passages
 from .postings import FORMAT as POSTINGS_FORMAT, Postings
 from .splice import Splice
-from .tokens import fold, identifiers, tokenize
+from .tokens import content, fold, identifiers, tokenize
 
 RANKERS = ("overlap", "bm25", "bm25-titles", "dense")
 TITLE_WEIGHT = 0.5
@@ -199,6 +200,7 @@ class View:
         self.scorer, self.titled = scorer, titled
         self._entity_index = entities
         self.id_rank = id_rank
+        self.terms = terms
         self.idf: Mapping[str, float] = _Idf(terms)
         """BM25's (Lucene) IDF of each analysed token, over this view only: how much a match says."""
         self.vectors, self.dense = vectors, dense if vectors is not None else None
@@ -207,6 +209,21 @@ class View:
     def entities(self) -> EntityView:
         """The caller's entity graph over the same passages (built on first use)."""
         return self._entity_index().view(self.rows)
+
+    def weights(self, query: str) -> dict[str, float]:
+        """The weight of each of ``query``'s content words in this view. Coverage matches words by stem
+        (:mod:`.assess`), so a word the view holds only in another form ("keeps": "keep") weighs as that
+        form does -- its most frequent one in this view -- not as a word no passage holds, the heaviest
+        weight there is. The forms come from the corpus's stem index (:meth:`Postings.forms`), asked
+        only for a word the view does not hold: no pass over the view's vocabulary."""
+        idf, out = self.idf, {}
+        for token in dict.fromkeys(content(identifiers(query))):
+            weight = idf.get(token)
+            if weight is None:
+                weight = min((idf[t] for t in self.terms.postings.forms(stem(token)) if t in idf), default=None)
+            if weight is not None:
+                out[token] = weight
+        return out
 
     @cached_property
     def matrix(self) -> np.ndarray:

@@ -125,7 +125,7 @@ class SearchResults(BaseModel):
     weights: dict[str, float] = Field(
         default_factory=dict,
         description="How much each content word of the query says in your documents (IDF over what you may read; "
-                    "a word none of them contains is left out).")
+                    "a word they hold only in another form weighs as that form; one none of them contains is left out).")
 
 
 class DocMetadata(BaseModel):
@@ -322,7 +322,8 @@ def search(
     untrusted_text, and it is never evidence."""
     groups = caller.reads(engine.served_groups)
     view, hits = engine.view(groups), engine.search(query, groups, DEFAULT_K if k is None else k)
-    question = Question(query, view.idf, len(view.docs))
+    weights = view.weights(query)
+    question = Question(query, weights, len(view.docs))
     results = []
     for h in hits:
         trusted, text = engine.provenance.admits(h.doc), h.doc.text[:MAX_RESULT_TEXT_CHARS]
@@ -334,9 +335,7 @@ def search(
             highlights=[Highlight(text=x.text, start=x.start, end=x.end) for x in found.highlights] if found else [],
             matched=list(found.matched) if found else [], answers=found.focus if found else 0.0,
             claims=_claims(engine, h.doc, groups), entities=_mentions(engine, view, h.doc)))
-    return SearchResults(results=results,
-                         weights={t: round(view.idf[t], 4) for t in dict.fromkeys(content(identifiers(query)))
-                                  if t in view.idf})
+    return SearchResults(results=results, weights={t: round(w, 4) for t, w in weights.items()})
 
 
 def fetch(

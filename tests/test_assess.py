@@ -59,6 +59,38 @@ def test_a_sentence_ending_in_a_colon_brings_what_it_introduces():
     plain = assess(q, "The technique has two steps. Rewrite the prompt.\n\n- an unrelated item")
     assert "- an unrelated item" not in [h.text for h in plain.highlights]  # no colon: nothing is introduced
 
+def test_a_how_question_brings_the_code_a_few_sentences_on_with_its_introduction():
+    """Docs name the task, then show how: the command below "then install gunicorn." answers, not "X is easy"."""
+    q = Question("How do I install gunicorn?", {}, 10)
+    text = ("Gunicorn is easy to install, as it does not require external dependencies.\n"
+            "It runs on Windows only under WSL.\n\nCreate a virtualenv, then run this:\n\n"
+            "```text\n$ pip install gunicorn\n```\n\nA closing remark.")
+    texts = [h.text for h in assess(q, text).highlights]
+    assert texts[0].startswith("Gunicorn is easy") and texts[-2:] == [
+        "Create a virtualenv, then run this:", "```text\n$ pip install gunicorn\n```"]
+    assert assess(q, text).focus == 1.0  # the code is read with the answer, not counted as answering more
+    what = Question("What does gunicorn need to install?", {}, 10)  # not a "how": the sentence alone
+    assert not any(h.text.startswith("```") for h in assess(what, text).highlights)
+    headed = text.replace("Create a virtualenv", "## Other platforms\n\nCreate a virtualenv")
+    assert not any(h.text.startswith("```") for h in assess(q, headed).highlights)  # another section's code
+    far = text.replace("It runs on Windows only under WSL.", "One. Two. Three. Four.")
+    assert not any(h.text.startswith("```") for h in assess(q, far).highlights)  # too far from the answer
+
+
+def test_of_sentences_answering_as_much_a_how_question_takes_the_one_that_shows_how():
+    q = Question("How do I format notebooks with the tool?", {}, 10)
+    text = ("The tool supports formatting notebooks natively.\n\n## Installation\n\n"
+            "To format notebooks, install the tool with its extra:\n\n```sh\npip install \"tool[notebooks]\"\n```")
+    assert [h.text for h in assess(q, text).highlights][-1] == '```sh\npip install "tool[notebooks]"\n```'
+    what = Question("What does the tool support for notebooks formatting?", {}, 10)  # no "how": the first sentence
+    assert [h.text for h in assess(what, text).highlights] == ["The tool supports formatting notebooks natively."]
+    # a sentence that answers more with its neighbour wins over one that shows code but answers less
+    more = ("`daemon` is not packaged by default. You will need `pip install tool[d]` to install it.\n\n"
+            "It starts fast. It logs to stderr. It binds locally.\n\n`daemon` has few options. Check that the daemon runs:\n\n```sh\ndaemon --port 1\n```")
+    texts = [h.text for h in assess(Question("How do I install the daemon?", {}, 10), more).highlights]
+    assert any("pip install tool[d]" in t for t in texts) and not any(t.startswith("```") for t in texts)
+
+
 def test_search_hits_say_how_well_they_answer_and_untrusted_ones_say_nothing():
     docs = (Doc("a", "To limit the iterations, set max_iterations on the LoopAgent.", G, title="Loops"),
             Doc("b", "To limit the iterations, set max_iterations on the LoopAgent.", G, trusted=False, title="Upload"))
@@ -70,3 +102,17 @@ def test_search_hits_say_how_well_they_answer_and_untrusted_ones_say_nothing():
     hits = {h["id"]: h for h in asyncio.run(go())["results"]}
     assert hits["a"]["coverage"] == 1.0 and hits["a"]["answers"] == 1.0 and hits["a"]["highlights"]
     assert (hits["b"]["coverage"], hits["b"]["answers"], hits["b"]["highlights"], hits["b"]["matched"]) == (0.0, 0.0, [], [])
+
+
+def test_a_word_the_view_holds_in_another_form_weighs_as_that_form():
+    """Coverage matches by stem, so "keeps" must weigh as the view's "keep" -- not as a word no passage holds."""
+    docs = (Doc("a", "Pip will keep its cache under the user's home.", G, title="Caching"),
+            Doc("b", "Nothing about it here at all.", G, title="Other"), Doc("c", "Keep calm.", G, title="Calm"))
+    view = Engine(Corpus(docs, Lexicon(()), None, None), "bm25").view(G)
+    weights = view.weights("Where does pip keeps its caches?")
+    assert weights["keeps"] == view.idf["keep"] and weights["caches"] == view.idf["cache"]
+    assert "where" not in weights and "zebra" not in view.weights("zebra keeps")  # stop words; words no form of
+    near = Question("Where does pip keeps its caches?", weights, len(view.docs))
+    unseen = Question("Where does pip keeps its caches?", view.idf, len(view.docs))  # "keeps" as if no passage held it
+    partial = "The pip cache lives under the user's home."  # all but "keeps": a paraphrase's verb weighs as usual
+    assert assess(unseen, partial).coverage < assess(near, partial).coverage < 1.0

@@ -150,6 +150,7 @@ def comparable(engine: Engine, groups: frozenset[str]) -> dict[str, Any]:
         "spread": {keys[j]: int(n) for j, n in enumerate(view.entities.spread) if n},
         "named": view.entities.named,
         "idf": dict(view.idf),
+        "weights": {q: view.weights(q) for q in queries + ["regions depended budgets Comets"]},  # other forms: by stem
         "claims": {d.id: engine.claims(d, groups) for d in readable},
         "edges": engine.graph(groups).edges(),
         "graph": adjacency(engine.graph(groups)),

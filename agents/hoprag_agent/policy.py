@@ -17,7 +17,7 @@ from hoprag.assess import ITEM as _ITEM, Question, stems
 from hoprag.corpus import Doc
 from hoprag.entities import norm
 from hoprag.lexicon import Lexicon, Relation
-from hoprag.tokens import content
+from hoprag.tokens import content, identifiers
 from hoprag.verdict import Resolution, assess_all, resolve
 from hoprag.text import is_entity, is_name
 from hoprag.walk import BridgeWalker, Budget, Hop, edges_of, fuse, reach, relation_graph, specific
@@ -123,6 +123,28 @@ def open_plan(question: str) -> dict[str, Any]:
     if not query:
         return {"action": "abstain", "mode": "open", "reason": ABSTAIN_EMPTY, "start": None, "goal": None}
     return {"action": "search", "mode": "open", "start": None, "goal": None, "query": query, "k": OPEN_K}
+
+
+#: Where a question asks two things: ", and which ...", "... and how ...", or a second sentence that is a question.
+_SECOND = re.compile(r"(?i)(?:,?\s+(?:and|but)\s+|[?;]\s+)(?=(?:how|what|which|who|where|when|why|is|are|does|do|can|"
+                     r"could|should|will)\b)")
+_ASKS = re.compile(r"(?i)(?:how|what|which|who|where|when|why|is|are|does|do|can|could|should|will)\b")
+#: Each part names at least this many content words (a bare "and is it?" is no question of its own).
+PART_WORDS = 2
+
+
+def parts(question: str) -> list[str]:
+    """The two questions of a compound one ("How do I X, and how can I Y?"), else ``[]``: each part may be
+    answered by a different page, so each is searched on its own when no page answers the whole."""
+    cut = [m for m in _SECOND.finditer(question)]
+    if len(cut) != 1:
+        return []
+    first, second = question[:cut[0].start()].strip(" ,;"), question[cut[0].end():].strip()
+    asking = re.split(r"(?<=[.!?])\s+", first)[-1]  # "I used X before. What replaces it": the last sentence asks
+    if not _ASKS.match(asking):
+        return []  # "The default port is taken; how do I ...": the first part is context, not a question
+    both = [first if first.endswith("?") else f"{first}?", second]
+    return both if all(len(content(p)) >= PART_WORDS for p in both) else []
 
 
 def queries_for(entity: str, goal: str, start: bool = False) -> tuple[str, str]:
@@ -342,6 +364,12 @@ def _opening(ledger: Ledger) -> int:
     return next((i for i, s in enumerate(ledger["searches"]) if s["query"] == opening), len(ledger["searches"]))
 
 
+def _walked(ledger: Ledger) -> list[dict[str, Any]]:
+    """Open mode's searches of the bridge walk: from the opening one, without a compound question's parts."""
+    asked = parts(ledger["question"])
+    return [s for s in ledger["searches"][_opening(ledger):] if s["query"] not in asked]
+
+
 def walk_of(ledger: Ledger) -> tuple[BridgeWalker, Hop | None]:
     """Replay the ledger's searches through the product's bridge walker; return it and its next search.
 
@@ -349,7 +377,7 @@ def walk_of(ledger: Ledger) -> tuple[BridgeWalker, Hop | None]:
     as ``graph_overview`` reported it)."""
     most = specific(ledger["passages"]) if ledger.get("passages") else None
     walker = BridgeWalker(ledger["question"], _RecordedView(ledger), most=most)
-    for search in ledger["searches"][_opening(ledger):]:
+    for search in _walked(ledger):
         if walker.next() is None:
             break
         walker.take([_passage(ledger, i) for i in search["results"]])
@@ -422,7 +450,7 @@ def _chain(ledger: Ledger, walker: BridgeWalker, least: float) -> tuple[list[dic
     the next was searched by, each next one stating it -- covers ``least`` of the question together,
     the last adding :data:`MIN_GAIN` of it; as citations from the question on, with what the chain
     covers (``None``: no such hop)."""
-    searches, hops = ledger["searches"][_opening(ledger):], walker.walk.hops
+    searches, hops = _walked(ledger), walker.walk.hops
     question = _question(ledger)
     for at in range(len(hops) - 1, 0, -1):
         links, node = [], hops[at]
@@ -479,6 +507,22 @@ def _see_also(ledger: Ledger) -> list[dict[str, str]]:
     return list(out.values())[:SEE_ALSO]
 
 
+def unheard(ledger: Ledger) -> list[str]:
+    """The names a question asks about that nothing the caller may read holds in any form ("Can Black
+    format Rust files?" over docs that never say "Rust"): capitalised words past a sentence's first, none of
+    whose words the search weighed. No page can answer about them -- the honest answer is to say so."""
+    weights = ledger.get("weights") or {}
+    out = []
+    for m in re.finditer(r"[A-Za-z][\w+.-]*[\w+]|[A-Za-z]", ledger["question"]):
+        word, before = m.group(), ledger["question"][:m.start()].rstrip()
+        if not before or before.endswith((".", "?", "!", ":")) or not is_name(word):
+            continue  # a sentence's first word is capitalised whatever it is
+        words = content(identifiers(word))
+        if words and not any(w in weights for w in words) and word not in out:
+            out.append(word)
+    return out
+
+
 def grade_open(ledger: Ledger) -> dict[str, Any]:
     """Open mode's grade, after each read: does what was read answer the question?
 
@@ -491,17 +535,26 @@ def grade_open(ledger: Ledger) -> dict[str, Any]:
     lists the closest pages. Coverage, highlights and matched words are what ``search`` returned.
     """
     walker, hop = walk_of(ledger)
-    searches = ledger["searches"][_opening(ledger):]
+    searches = _walked(ledger)
     if not searches:
         if hop is None:
             return {"status": "budget", "mode": "open", "reason": ABSTAIN_BUDGET}
         return {"status": "gap", "mode": "open", "entity": None, "rest": hop.query, "query": hop.query,
                 "k": OPEN_K, "reason": "nothing searched yet: start from the question"}
     retrieved = walker.walk.ranked
+    absent = unheard(ledger)
+    if absent:
+        return {"status": "exhausted", "mode": "open", "reason": f"nothing you may read mentions {', '.join(absent)}",
+                "coverage": 0.0, "see_also": _see_also(ledger), "retrieved": retrieved}
     ranked = _shown(ledger, _answering(ledger, searches[0]))
     best = ranked[0] if ranked else None
     if best is not None and fit(best) >= COVERS:
         return _answered(ledger, _joined(ledger, best, ranked), retrieved)
+    split = _part_answers(ledger, best)
+    if split is not None and split["status"] == "answered":
+        return _answered(ledger, split["citations"], fuse([retrieved, split["results"]]))
+    if split is not None and not Budget(ledger["budget"], spent(ledger)).exhausted:
+        return split
     chain = _chain(ledger, walker, CHAIN_COVERS)
     if chain is not None:
         return _answered(ledger, chain[0], retrieved, multi=True)
@@ -517,6 +570,32 @@ def grade_open(ledger: Ledger) -> dict[str, Any]:
     return {"status": "exhausted", "mode": "open", "reason": ABSTAIN_UNREADABLE if ranked or ledger["evidence"]
             else ABSTAIN_NO_MATCH, "coverage": fit(best) if best else 0.0, "see_also": _see_also(ledger),
             "retrieved": retrieved}
+
+
+def _part_answers(ledger: Ledger, best: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A compound question (:func:`parts`) whose best page answers one part but not the other: search the
+    other part on its own (one more read), then answer each part from its own page -- or ``None``.
+
+    What a page answers of a part is the part's share of the question words the page holds (``matched``)."""
+    asked = parts(ledger["question"])
+    if not asked or best is None:
+        return None
+    weights = ledger.get("weights") or {}
+    held = stems(" ".join(best.get("matched", [])))
+    shares = [Question(p, weights, ledger.get("passages") or 0, max(weights.values(), default=1.0)).covered(held)
+              for p in asked]
+    strong, weak = (0, 1) if shares[0] >= shares[1] else (1, 0)
+    if shares[strong] < ANSWERS:
+        return None
+    done = next((s for s in ledger["searches"] if s["query"] == asked[weak]), None)
+    if done is None:
+        return {"status": "gap", "mode": "open", "entity": None, "rest": asked[weak], "query": asked[weak],
+                "k": OPEN_K, "reason": f"{best['id']} answers \"{asked[strong]}\" but not this part: {asked[weak]}"}
+    other = _shown(ledger, _answering(ledger, done))
+    if not other or fit(other[0]) < ANSWERS or other[0]["id"] == best["id"]:
+        return None
+    pair = [best, other[0]] if strong == 0 else [other[0], best]
+    return {"status": "answered", "citations": [_cite(ledger, h) for h in pair], "results": done["results"]}
 
 
 def _joined(ledger: Ledger, best: dict[str, Any], ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
