@@ -8,9 +8,11 @@ the same commits go to both, one side at a time: one file added, one changed, on
 changed at once. For each commit and replica: the seconds from the commit (``hoprag index``
 returning) to the replica answering from the new generation (``GET /health``, asked every 50 ms),
 and the CPU seconds the replica spent on it (``/proc``), less what the health checks themselves cost
-(measured on each replica first). Then, per side, what a caller sees: MCP ``search`` latency right
-after a change (the first calls of a generation) and once settled, and a replica's cold start
-(launch to the first search answered). A benchmark, not a timed test: it reports numbers.
+(measured on each replica first), and over the whole sequence each replica's CPU once it is idle
+again (the saves a change starts in the background included). Then what a caller sees, the sides
+alternating round by round: MCP ``search`` latency right after a change (the first calls of a
+generation) and once settled, and a replica's cold start (launch to the first search answered).
+A benchmark, not a timed test: it reports numbers.
 """
 
 from __future__ import annotations
@@ -98,6 +100,15 @@ class Side:
             until_warm(replica)
         self.per_poll = [poll_cpu(r) for r in self.replicas]
         self.rows: list[dict[str, Any]] = []
+        self.polls = [0.0] * len(self.replicas)
+        self.cpu_start = [cpu_s(r.pid) for r in self.replicas]
+
+    def cpu_since_start(self) -> list[float]:
+        """Each replica's CPU seconds since its first commit, health checks less, once it is idle again:
+        what every commit cost it, the saves a change starts in the background included."""
+        until_idle(self.replicas)
+        return [round(cpu_s(r.pid) - s - p * c, 3)
+                for r, s, p, c in zip(self.replicas, self.cpu_start, self.polls, self.per_poll)]
 
     def commit(self, kind: str, src: Path, embedder: str) -> None:
         """Index ``src`` (just changed) and time the change to every replica."""
@@ -106,7 +117,20 @@ class Side:
                                 timeout=1800)
         polls = [s / 0.05 + 1 for s in seconds]  # until_serving's 50 ms cadence
         cpu = [cpu_s(r.pid) - i - p * c for r, i, p, c in zip(self.replicas, idle, polls, self.per_poll)]
-        self.rows.append({"kind": kind, "seconds": seconds, "cpu_s": cpu})
+        self.polls = [a + b for a, b in zip(self.polls, polls)]
+        self.rows.append({"kind": kind, "files": 100 if kind == "100 files" else 1, "seconds": seconds, "cpu_s": cpu})
+
+
+def until_idle(replicas: Sequence[ServerProcess], timeout: float = 300) -> None:
+    """Wait until no replica spends CPU (under 20 ms in a second): a save started by a change is done."""
+    deadline = time.perf_counter() + timeout
+    before = [cpu_s(r.pid) for r in replicas]
+    while time.perf_counter() < deadline:
+        time.sleep(1)
+        now = [cpu_s(r.pid) for r in replicas]
+        if all(b - a < 0.02 for a, b in zip(before, now)):
+            return
+        before = now
 
 
 def change(kind: str, src: Path, files: list[Path], i: int, rng: random.Random) -> None:
@@ -139,7 +163,7 @@ def summary(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def run(sizes: Sequence[int], against: Path, repeats: int, against_repeats: int, root: Optional[Path] = None,
-        seed: int = 0, embedder: str = "none") -> dict[str, Any]:
+        seed: int = 0, embedder: str = "none", caller_rounds: int = 3) -> dict[str, Any]:
     """The whole benchmark, on a throwaway PostgreSQL cluster (a database per size and side); ``embedder``:
     what both sides index with (``none``: lexical; another embeds every passage first, hours at 100k here)."""
     root = Path(root or tempfile.mkdtemp(prefix="hoprag-reload-"))
@@ -172,24 +196,41 @@ def run(sizes: Sequence[int], against: Path, repeats: int, against_repeats: int,
                         for side in sides:  # the same folder state committed to each, one after the other
                             if i < side.times:  # (a side timed fewer times commits the rest later, at once)
                                 side.commit(kind, src, embedder)
-                callers = {}
-                for side in sides:  # what callers see: searches right after a change, then settled; a cold start
-                    change("change", src, files, max(repeats, against_repeats), rng)
-                    until_serving(side.replicas, *hoprag_index(side.tree, src, side.url, "--embedder", embedder),
-                                  timeout=1800)
-                    first = searches(side.replicas[0], token, queries, FIRST_CALLS)
-                    settled = searches(side.replicas[0], token, queries, SETTLED_CALLS)
-                    serve = [sys.executable, "-m", "mcp_server", "--transport", "http", "--port", "0", "--store",
-                             side.url, "--access", str(access)]
-                    callers[side.name] = {"search_after_a_change": percentiles(first), "search_settled": percentiles(settled),
-                                          "cold_start": cold_start(serve, token, queries[0], cwd=side.tree)}
+                whole = {s.name: s.cpu_since_start() for s in sides}
+                # What callers see, the sides alternating round by round (a busy machine slows both alike):
+                # searches right after a change, then settled; then a cold start of each.
+                seen: dict[str, dict[str, list]] = {s.name: {"first": [], "settled": [], "cold": []} for s in sides}
+                for r in range(caller_rounds):
+                    for side in sides:
+                        change("change", src, files, max(repeats, against_repeats) + r, rng)
+                        until_serving(side.replicas, *hoprag_index(side.tree, src, side.url, "--embedder", embedder),
+                                      timeout=1800)
+                        seen[side.name]["first"] += searches(side.replicas[0], token, queries, FIRST_CALLS)
+                        seen[side.name]["settled"] += searches(side.replicas[0], token, queries, SETTLED_CALLS)
+                    for side in sides:
+                        serve = [sys.executable, "-m", "mcp_server", "--transport", "http", "--port", "0", "--store",
+                                 side.url, "--access", str(access)]
+                        seen[side.name]["cold"].append(cold_start(serve, token, queries[0], cwd=side.tree))
                 report["sizes"][str(n)] = {s.name: {"tree": str(s.tree), "index_with_derived_s": s.index_s,
                                                     "health_poll_cpu_ms": [round(c * 1000, 3) for c in s.per_poll],
                                                     "rss_mb": [round(r.rss_mb()) for r in s.replicas],
-                                                    "changes": summary(s.rows), "rows": s.rows, **callers[s.name]}
+                                                    "changes": summary(s.rows), "rows": s.rows,
+                                                    "files_changed": sum(row["files"] for row in s.rows),
+                                                    "cpu_s_all_commits": whole[s.name],
+                                                    "search_after_a_change": percentiles(seen[s.name]["first"]),
+                                                    "search_settled": percentiles(seen[s.name]["settled"]),
+                                                    "cold_start": medians(seen[s.name]["cold"]),
+                                                    "cold_starts": seen[s.name]["cold"]}
                                            for s in sides}
     report["load_average_end"] = os.getloadavg()[0]
     return report
+
+
+def medians(runs: Sequence[dict[str, float]]) -> dict[str, float]:
+    """Each cold-start figure's median over the launches, with the first answer's range."""
+    out = {k: round(statistics.median(r[k] for r in runs), 2) for k in runs[0]}
+    first = [r["first_answer_s"] for r in runs]
+    return {**out, "first_answer_min_s": min(first), "first_answer_max_s": max(first), "launches": len(runs)}
 
 
 def table(report: dict[str, Any]) -> str:
@@ -200,13 +241,21 @@ def table(report: dict[str, Any]) -> str:
             for kind, c in side["changes"].items():
                 lines.append(f"| {int(n):,} | {name} | {kind} | {c['commits']} × 2 | {c['p50_ms']:.0f} / {c['p99_ms']:.0f} "
                              f"({c['max_ms']:.0f}) | {c['cpu_s_median']:.3f} ({c['cpu_s_max']:.3f}) |")
+    lines += ["", "| passages | replicas of | files changed | CPU s per replica over every commit, saves included | "
+              "... per file changed |", "|---|---|---|---|---|"]
+    for n, sides in report["sizes"].items():
+        for name, side in sides.items():
+            cpu, files = side["cpu_s_all_commits"], side["files_changed"]
+            lines.append(f"| {int(n):,} | {name} | {files} | {' / '.join(f'{c:.2f}' for c in cpu)} | "
+                         f"{' / '.join(f'{c / files:.4f}' for c in cpu)} |")
     lines += ["", "| passages | replicas of | search right after a change, p50 / p99 ms | search settled, p50 / p99 ms | "
-              "cold start: first search answered s (RSS MB) |", "|---|---|---|---|---|"]
+              "cold start: first search answered s, median (min–max) | listening s | RSS MB |", "|---|---|---|---|---|---|---|"]
     for n, sides in report["sizes"].items():
         for name, side in sides.items():
             a, b, c = side["search_after_a_change"], side["search_settled"], side["cold_start"]
             lines.append(f"| {int(n):,} | {name} | {a['p50_ms']:.1f} / {a['p99_ms']:.1f} | {b['p50_ms']:.1f} / "
-                         f"{b['p99_ms']:.1f} | {c['first_answer_s']:.2f} ({c['rss_mb']:.0f}) |")
+                         f"{b['p99_ms']:.1f} | {c['first_answer_s']:.2f} ({c['first_answer_min_s']:.2f}–"
+                         f"{c['first_answer_max_s']:.2f}) | {c['startup_s']:.2f} | {c['rss_mb']:.0f} |")
     return "\n".join(lines)
 
 
@@ -220,12 +269,14 @@ def reload(
                                         "takes its time)."),
     embedder: str = typer.Option("none", "--embedder", help="What both sides index with: none (lexical, the "
                                  "default), or an embedder, which embeds every passage before the first commit."),
+    caller_rounds: int = typer.Option(3, "--caller-rounds", min=1, help="Rounds of what callers see (a change, "
+                                      "searches, a cold start), the sides alternating."),
     out: Path = typer.Option(OUT / "reload", "--out", help="Directory for reload.json."),
 ) -> dict[str, Any]:
     """Commit → every replica answering from the new generation, and CPU per change, at each size:
     this checkout against another, two PostgreSQL replicas each, side by side in one run."""
     sizes = [int(s) for s in passages.split(",") if s.strip()]
-    report = run(sizes, against, repeats, against_repeats, embedder=embedder)
+    report = run(sizes, against, repeats, against_repeats, embedder=embedder, caller_rounds=caller_rounds)
     out.mkdir(parents=True, exist_ok=True)
     (out / "reload.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
     typer.echo(table(report))
