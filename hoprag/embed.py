@@ -146,7 +146,9 @@ class MiniLM(Embedder):
         self._lock = threading.Lock()  # one tokenizer with padding state, shared by a server's threads
         self._loaded = threading.Event()
         self._failure: str | None = None
-        threading.Thread(target=self._load, args=(data, path), name="hoprag-minilm-load", daemon=True).start()
+        # not a daemon: a process ending while onnxruntime builds the session aborts (std::terminate),
+        # so the interpreter waits for the build (under a second) before it exits
+        threading.Thread(target=self._load, args=(data, path), name="hoprag-minilm-load").start()
 
     def _load(self, data: bytes, path: Path) -> None:
         """Build the session and the tokenizer (in the background); a failure is kept for :meth:`_ready`."""

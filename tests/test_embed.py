@@ -77,6 +77,18 @@ def test_the_model_loads_in_the_background_and_its_first_queries_wait_for_it():
         assert np.array_equal(vector, loaded.query(question))
 
 
+def test_a_process_that_ends_while_the_model_loads_exits_cleanly():
+    """onnxruntime aborts a process that ends while it builds a session (a CLI failing early, say): the
+    interpreter waits for the build instead."""
+    import subprocess
+    import sys
+
+    for wait in (0.1, 0.25, 0.4):  # into the import, the session build, the tokenizer
+        done = subprocess.run([sys.executable, "-c", f"import time; from hoprag import embed; embed.MiniLM(); "
+                               f"time.sleep({wait}); raise SystemExit(3)"], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 3 and "terminate called" not in done.stderr, done.stderr
+
+
 def test_a_model_onnxruntime_cannot_run_is_one_line_when_first_used(monkeypatch):
     """The file is checked at start (above); a session that then fails to build is the first query's
     error, in one line naming the fix -- never a ranking without the model's scores."""
