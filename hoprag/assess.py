@@ -40,6 +40,8 @@ MAX_CODE_CHARS = 1200
 #: A "how" question's answer shows the code that follows its best sentence within this many units, in
 #: the same section: documentation names the task first and shows how a few sentences later.
 CODE_AFTER = 4
+#: Sentences covering within this much of the best tie (a "how" question then prefers the one showing code).
+TIED = 0.05
 _HEADING = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]")
 _FENCE = re.compile(r"^[ \t]*(```+|~~~+)[^\n]*\n.*?^[ \t]*\1[ \t]*$", re.M | re.S)
 _HOW = re.compile(r"(?i)^\s*(how\b|what(?:'s| is) the (?:syntax|command|way)\b)|\b(example|snippet|syntax)\b")
@@ -196,6 +198,26 @@ def _shown_code(text: str, units: list[tuple[int, int, bool]], last: int) -> lis
     return []
 
 
+def _grown(question: Question, units: list[tuple[int, int, bool]], own: list[set[str]], best: int) -> list[int]:
+    """The unit ``best`` and what answers with it: a code block's introducing sentence, or up to two more
+    sentences within :data:`NEAR` that each add :data:`MIN_GAIN` of the question."""
+    chosen = [best]
+    if units[best][2]:  # a code block answers: with the sentence just before it, its introduction
+        if best > 0 and not units[best - 1][2]:
+            chosen.append(best - 1)
+        return chosen
+    seen = set(own[best])
+    while len(chosen) < MAX_SENTENCES:
+        gains = [(question.covered(seen | own[i]) - question.covered(seen), -abs(i - best), i)
+                 for i, (_, _, code) in enumerate(units) if not code and i not in chosen and abs(i - best) <= NEAR]
+        if not gains or max(gains)[0] < MIN_GAIN:
+            break
+        i = max(gains)[2]
+        chosen.append(i)
+        seen |= own[i]
+    return chosen
+
+
 def assess(question: Question, text: str, context: str = "") -> Assessment:
     """Coverage of ``question`` by a passage (its ``text`` plus ``context``: title and heading path),
     its highlights, and how much of the question the answering sentences alone cover.
@@ -214,20 +236,16 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     if not scored or max(scored)[0] <= 0:
         return Assessment(round(coverage, 3), (), matched)
     best = -max(scored)[2]
-    chosen = [best]
-    if units[best][2]:  # a code block answers: with the sentence just before it, its introduction
-        if best > 0 and not units[best - 1][2]:
-            chosen.append(best - 1)
-    else:
-        seen = set(own[best])
-        while len(chosen) < MAX_SENTENCES:
-            gains = [(question.covered(seen | own[i]) - question.covered(seen), -abs(i - best), i)
-                     for i, (_, _, code) in enumerate(units) if not code and i not in chosen and abs(i - best) <= NEAR]
-            if not gains or max(gains)[0] < MIN_GAIN:
+    chosen = _grown(question, units, own, best)
+    if question.how and not units[best][2] and not _shown_code(text, units, max(chosen)):
+        # a sentence covering about as much, answering as much with its neighbours, that goes on to show how
+        reach = question.covered(set().union(*(own[i] for i in chosen)))
+        for i, (c, prose, _) in enumerate(scored):
+            grown = _grown(question, units, own, i) if prose and c >= scored[best][0] - TIED else []
+            if grown and question.covered(set().union(*(own[j] for j in grown))) >= reach and _shown_code(
+                    text, units, max(grown)):
+                best, chosen = i, grown
                 break
-            i = max(gains)[2]
-            chosen.append(i)
-            seen |= own[i]
     focus = question.covered(set().union(*(own[i] for i in chosen)))  # what follows an intro is for reading
     if not units[best][2]:
         chosen += _introduced(text, units, max(chosen), question.how)

@@ -144,6 +144,16 @@ def _directive_text(name: str, args: str, body: list[str]) -> tuple[str, list[st
     return _titled(args.strip() or name.replace("-", " ").capitalize()), body
 
 
+#: A line only code starts with: an import, a definition, a decorator, a prompt.
+_CODE_LINE = re.compile(r"^(?:import \w|from [\w.]+ import |def \w+\(|class \w+[(:]|async def |@\w[\w.]*|>>> |\$ )")
+
+
+def _is_code(body: list[str]) -> bool:
+    """A directive hoprag does not know (a project's own, such as ``click:example``) whose body is code:
+    one of its lines starts as only code does. Its lines then keep their indentation, fenced."""
+    return any(_CODE_LINE.match(line) for line in body)
+
+
 def _fenced(lang: str, body: list[str]) -> list[str]:
     """``body`` as fenced code, the fence longer than any backtick run inside it."""
     longest = max((len(r) for x in body for r in re.findall(r"`{3,}", x)), default=2)
@@ -489,6 +499,8 @@ class _Rst:
             if name == "rubric":
                 return [args, ""]
             title, body = _directive_text(name, args, _body(body))
+            if name not in _ADMONITIONS and name not in _VERSIONED and _is_code(body):
+                return ["", title, *_fenced("", body), ""]
             return ["", title, *self.lines(body), ""]
         m = _FOOTNOTE.match(head)
         if m:

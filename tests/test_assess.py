@@ -63,11 +63,11 @@ def test_a_how_question_brings_the_code_a_few_sentences_on_with_its_introduction
     """Docs name the task, then show how: the command below "then install gunicorn." answers, not "X is easy"."""
     q = Question("How do I install gunicorn?", {}, 10)
     text = ("Gunicorn is easy to install, as it does not require external dependencies.\n"
-            "It runs on Windows only under WSL.\n\nCreate a virtualenv, then install `gunicorn`.\n\n"
+            "It runs on Windows only under WSL.\n\nCreate a virtualenv, then run this:\n\n"
             "```text\n$ pip install gunicorn\n```\n\nA closing remark.")
     texts = [h.text for h in assess(q, text).highlights]
     assert texts[0].startswith("Gunicorn is easy") and texts[-2:] == [
-        "Create a virtualenv, then install `gunicorn`.", "```text\n$ pip install gunicorn\n```"]
+        "Create a virtualenv, then run this:", "```text\n$ pip install gunicorn\n```"]
     assert assess(q, text).focus == 1.0  # the code is read with the answer, not counted as answering more
     what = Question("What does gunicorn need to install?", {}, 10)  # not a "how": the sentence alone
     assert not any(h.text.startswith("```") for h in assess(what, text).highlights)
@@ -75,6 +75,20 @@ def test_a_how_question_brings_the_code_a_few_sentences_on_with_its_introduction
     assert not any(h.text.startswith("```") for h in assess(q, headed).highlights)  # another section's code
     far = text.replace("It runs on Windows only under WSL.", "One. Two. Three. Four.")
     assert not any(h.text.startswith("```") for h in assess(q, far).highlights)  # too far from the answer
+
+
+def test_of_sentences_answering_as_much_a_how_question_takes_the_one_that_shows_how():
+    q = Question("How do I format notebooks with the tool?", {}, 10)
+    text = ("The tool supports formatting notebooks natively.\n\n## Installation\n\n"
+            "To format notebooks, install the tool with its extra:\n\n```sh\npip install \"tool[notebooks]\"\n```")
+    assert [h.text for h in assess(q, text).highlights][-1] == '```sh\npip install "tool[notebooks]"\n```'
+    what = Question("What does the tool support for notebooks formatting?", {}, 10)  # no "how": the first sentence
+    assert [h.text for h in assess(what, text).highlights] == ["The tool supports formatting notebooks natively."]
+    # a sentence that answers more with its neighbour wins over one that shows code but answers less
+    more = ("`daemon` is not packaged by default. You will need `pip install tool[d]` to install it.\n\n"
+            "It starts fast. It logs to stderr. It binds locally.\n\n`daemon` has few options. Check that the daemon runs:\n\n```sh\ndaemon --port 1\n```")
+    texts = [h.text for h in assess(Question("How do I install the daemon?", {}, 10), more).highlights]
+    assert any("pip install tool[d]" in t for t in texts) and not any(t.startswith("```") for t in texts)
 
 
 def test_search_hits_say_how_well_they_answer_and_untrusted_ones_say_nothing():

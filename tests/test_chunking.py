@@ -573,3 +573,15 @@ def test_a_section_that_fits_comes_out_as_packing_would_make_it(body):
     packed = [_render(p) for g in _groups(_sections(body, True), minimum)
               for p in _pack(_items(g, MAX_PASSAGE_CHARS), MAX_PASSAGE_CHARS, minimum)]
     assert chunk(body) == [(section, text) for section, text in packed if text]
+
+
+def test_a_project_directive_holding_code_stays_code_and_one_holding_prose_stays_prose():
+    """``.. click:example::`` is Click's own directive: hoprag does not know it, but its body is code --
+    flattened into prose it would lose its indentation and never be quoted as code."""
+    text = rst_markdown("Intro:\n\n.. click:example::\n\n    import codecs\n\n    @click.command()\n"
+                        "    def encode(password):\n        click.echo(password)\n\n"
+                        ".. custom-box:: Heads up\n\n    Define the class before you import it.\n\n"
+                        ".. note::\n\n    from here on, a note.\n")
+    assert "Example:\n```\nimport codecs\n\n@click.command()\ndef encode(password):\n    click.echo(password)\n```" in text
+    assert "Heads up:\nDefine the class before you import it." in text  # prose: no line starts as code does
+    assert "Note:\nfrom here on, a note." in text  # an admonition is prose whatever its first words

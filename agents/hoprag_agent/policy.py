@@ -17,7 +17,7 @@ from hoprag.assess import ITEM as _ITEM, Question, stems
 from hoprag.corpus import Doc
 from hoprag.entities import norm
 from hoprag.lexicon import Lexicon, Relation
-from hoprag.tokens import content
+from hoprag.tokens import content, identifiers
 from hoprag.verdict import Resolution, assess_all, resolve
 from hoprag.text import is_entity, is_name
 from hoprag.walk import BridgeWalker, Budget, Hop, edges_of, fuse, reach, relation_graph, specific
@@ -507,6 +507,22 @@ def _see_also(ledger: Ledger) -> list[dict[str, str]]:
     return list(out.values())[:SEE_ALSO]
 
 
+def unheard(ledger: Ledger) -> list[str]:
+    """The names a question asks about that nothing the caller may read holds in any form ("Can Black
+    format Rust files?" over docs that never say "Rust"): capitalised words past a sentence's first, none of
+    whose words the search weighed. No page can answer about them -- the honest answer is to say so."""
+    weights = ledger.get("weights") or {}
+    out = []
+    for m in re.finditer(r"[A-Za-z][\w+.-]*[\w+]|[A-Za-z]", ledger["question"]):
+        word, before = m.group(), ledger["question"][:m.start()].rstrip()
+        if not before or before.endswith((".", "?", "!", ":")) or not is_name(word):
+            continue  # a sentence's first word is capitalised whatever it is
+        words = content(identifiers(word))
+        if words and not any(w in weights for w in words) and word not in out:
+            out.append(word)
+    return out
+
+
 def grade_open(ledger: Ledger) -> dict[str, Any]:
     """Open mode's grade, after each read: does what was read answer the question?
 
@@ -526,20 +542,19 @@ def grade_open(ledger: Ledger) -> dict[str, Any]:
         return {"status": "gap", "mode": "open", "entity": None, "rest": hop.query, "query": hop.query,
                 "k": OPEN_K, "reason": "nothing searched yet: start from the question"}
     retrieved = walker.walk.ranked
+    absent = unheard(ledger)
+    if absent:
+        return {"status": "exhausted", "mode": "open", "reason": f"nothing you may read mentions {', '.join(absent)}",
+                "coverage": 0.0, "see_also": _see_also(ledger), "retrieved": retrieved}
     ranked = _shown(ledger, _answering(ledger, searches[0]))
     best = ranked[0] if ranked else None
     if best is not None and fit(best) >= COVERS:
         return _answered(ledger, _joined(ledger, best, ranked), retrieved)
-    asked = parts(ledger["question"])
-    done = {s["query"]: s for s in ledger["searches"]}
-    todo = [p for p in asked if p not in done]
-    if todo and not Budget(ledger["budget"], spent(ledger)).exhausted:
-        return {"status": "gap", "mode": "open", "entity": None, "rest": todo[0], "query": todo[0], "k": OPEN_K,
-                "reason": f"no page answers the whole question; search its part: {todo[0]}"}
-    answers = [a[0] for a in (_shown(ledger, _answering(ledger, done[p])) for p in asked if p in done) if a]
-    if asked and len(answers) == len(asked) and all(fit(a) >= ANSWERS for a in answers):
-        return _answered(ledger, [_cite(ledger, a) for a in {a["id"]: a for a in answers}.values()],
-                         fuse([retrieved, *(done[p]["results"] for p in asked)]))
+    split = _part_answers(ledger, best)
+    if split is not None and split["status"] == "answered":
+        return _answered(ledger, split["citations"], fuse([retrieved, split["results"]]))
+    if split is not None and not Budget(ledger["budget"], spent(ledger)).exhausted:
+        return split
     chain = _chain(ledger, walker, CHAIN_COVERS)
     if chain is not None:
         return _answered(ledger, chain[0], retrieved, multi=True)
@@ -555,6 +570,32 @@ def grade_open(ledger: Ledger) -> dict[str, Any]:
     return {"status": "exhausted", "mode": "open", "reason": ABSTAIN_UNREADABLE if ranked or ledger["evidence"]
             else ABSTAIN_NO_MATCH, "coverage": fit(best) if best else 0.0, "see_also": _see_also(ledger),
             "retrieved": retrieved}
+
+
+def _part_answers(ledger: Ledger, best: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A compound question (:func:`parts`) whose best page answers one part but not the other: search the
+    other part on its own (one more read), then answer each part from its own page -- or ``None``.
+
+    What a page answers of a part is the part's share of the question words the page holds (``matched``)."""
+    asked = parts(ledger["question"])
+    if not asked or best is None:
+        return None
+    weights = ledger.get("weights") or {}
+    held = stems(" ".join(best.get("matched", [])))
+    shares = [Question(p, weights, ledger.get("passages") or 0, max(weights.values(), default=1.0)).covered(held)
+              for p in asked]
+    strong, weak = (0, 1) if shares[0] >= shares[1] else (1, 0)
+    if shares[strong] < ANSWERS:
+        return None
+    done = next((s for s in ledger["searches"] if s["query"] == asked[weak]), None)
+    if done is None:
+        return {"status": "gap", "mode": "open", "entity": None, "rest": asked[weak], "query": asked[weak],
+                "k": OPEN_K, "reason": f"{best['id']} answers \"{asked[strong]}\" but not this part: {asked[weak]}"}
+    other = _shown(ledger, _answering(ledger, done))
+    if not other or fit(other[0]) < ANSWERS or other[0]["id"] == best["id"]:
+        return None
+    pair = [best, other[0]] if strong == 0 else [other[0], best]
+    return {"status": "answered", "citations": [_cite(ledger, h) for h in pair], "results": done["results"]}
 
 
 def _joined(ledger: Ledger, best: dict[str, Any], ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
