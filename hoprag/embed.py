@@ -26,6 +26,7 @@ import platform
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import cached_property
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
@@ -408,8 +409,7 @@ class Vectors:
     made them, which also embeds queries (the last few are kept: the walker repeats them)."""
 
     embedder: Embedder
-    #: (passages, dim): float16 as a store keeps them (widened per view, :attr:`hoprag.search.View.matrix`:
-    #: widening all 100,000 at start cost a server's start 0.15 s), or float32
+    #: (passages, dim) float32, or float16 as a store keeps them until :attr:`wide` is first read
     matrix: np.ndarray
 
     def __post_init__(self) -> None:
@@ -428,6 +428,15 @@ class Vectors:
             while len(self._queries) > 1024:
                 self._queries.popitem(last=False)
         return vector
+
+    @cached_property
+    def wide(self) -> np.ndarray:
+        """The matrix as float32 (what dense scores are computed in), widened when a view first reads its
+        rows rather than while a server starts (0.1-0.4 s at 100,000 passages on the shared 2-core
+        machine); the float16 copy is let go then."""
+        wide = self.matrix.astype(np.float32, copy=False)
+        self.matrix = wide
+        return wide
 
     def forget(self) -> None:
         """Drop the kept query vectors (a benchmark timing query embedding starts each strategy afresh)."""

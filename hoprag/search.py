@@ -188,14 +188,13 @@ class View:
 
     @cached_property
     def matrix(self) -> np.ndarray:
-        """The float32 vectors of this view's rows only (the corpus's matrix itself when the view is all
-        of it and it is float32 already; a store's float16 rows are widened here, once per view)."""
+        """The vectors of this view's rows only (the corpus's matrix itself when the view is all of it)."""
         assert self.vectors is not None
-        whole = self.vectors.matrix
+        whole = self.vectors.wide
         rows = np.asarray(self.rows)
         if len(rows) == len(whole) and (len(rows) == 0 or (rows[0] == 0 and rows[-1] == len(whole) - 1)):
-            return whole.astype(np.float32, copy=False)
-        return whole[rows].astype(np.float32, copy=False)
+            return whole
+        return whole[rows]
 
     def similarity(self, query: str) -> np.ndarray:
         """The cosine of ``query`` with each of the view's passages (zeros without vectors).
