@@ -160,13 +160,11 @@ class Engine:
         self.entities, self._citing  # noqa: B018 - cached properties
 
     def warm(self, groups: frozenset[str]) -> None:
-        """Build now what a caller's requests read (their index, term weights, prose graph, dense rows,
-        contested claims and relation graph), so no request pays for it; each is then kept per group set.
-        The relation graph comes last: only the graph tools read it, every search reads the claims."""
+        """Build now what a caller's requests read (their index, term weights, prose graph, contested claims
+        and relation graph), so no request pays for it; each is then kept per group set. The relation graph
+        comes last: only the graph tools read it, every search reads the claims."""
         view = self.view(groups)
         view.idf, view.entities.named  # noqa: B018 - cached properties
-        if view.dense is not None:
-            view.matrix  # noqa: B018 - a cached property
         self.contested(groups)
         self.graph(groups)
 

@@ -181,11 +181,11 @@ def test_a_stores_float16_vectors_rank_as_the_same_vectors_widened_up_front(rank
     lazy = Engine(c, ranker, vectors=Vectors(model, half))
     eager = Engine(c, ranker, vectors=Vectors(model, half.astype(np.float32)))
     for groups in (frozenset({"pub"}), frozenset({"pub", "sec"}), frozenset({"sec"})):
-        lazy.warm(groups)
-        assert lazy.view(groups).matrix.dtype == np.float32  # built by the warm-up, not the first search
         for query in ("secret telemetry gate plan release", "budget quarter", "failover"):
             assert ([(h.doc.id, h.score) for h in lazy.search(query, groups, 10)]
                     == [(h.doc.id, h.score) for h in eager.search(query, groups, 10)])
+        assert lazy.view(groups).matrix.dtype == np.float32
+    assert lazy.vectors.matrix.dtype == np.float32  # widened once, the float16 copy let go
 
 
 def test_fusion_equals_its_formula_over_every_passage():
