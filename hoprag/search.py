@@ -190,7 +190,7 @@ class View:
     def matrix(self) -> np.ndarray:
         """The vectors of this view's rows only (the corpus's matrix itself when the view is all of it)."""
         assert self.vectors is not None
-        whole = self.vectors.wide
+        whole = self.vectors.matrix
         rows = np.asarray(self.rows)
         if len(rows) == len(whole) and (len(rows) == 0 or (rows[0] == 0 and rows[-1] == len(whole) - 1)):
             return whole

@@ -172,22 +172,6 @@ def test_dense_scores_are_computed_over_the_callers_view_only(ranker):
     assert view.matrix.shape == (3, model.dim) and view.dense == ("dense" if ranker == "dense" else "hybrid")
 
 
-@pytest.mark.parametrize("ranker", ["bm25-titles", "dense"])
-def test_a_stores_float16_vectors_rank_as_the_same_vectors_widened_up_front(ranker):
-    """A store's vectors stay float16 until a view reads its rows (a server starts without widening
-    the corpus): every caller's hits and scores are those of the same vectors widened at load."""
-    c, model = corpus(), HashEmbedder()
-    half = Vectors.of(model, c.docs).matrix.astype(np.float16)
-    lazy = Engine(c, ranker, vectors=Vectors(model, half))
-    eager = Engine(c, ranker, vectors=Vectors(model, half.astype(np.float32)))
-    for groups in (frozenset({"pub"}), frozenset({"pub", "sec"}), frozenset({"sec"})):
-        for query in ("secret telemetry gate plan release", "budget quarter", "failover"):
-            assert ([(h.doc.id, h.score) for h in lazy.search(query, groups, 10)]
-                    == [(h.doc.id, h.score) for h in eager.search(query, groups, 10)])
-        assert lazy.view(groups).matrix.dtype == np.float32
-    assert lazy.vectors.matrix.dtype == np.float32  # widened once, the float16 copy let go
-
-
 def test_fusion_equals_its_formula_over_every_passage():
     """:func:`fuse` computes the dense part only above the pool-th cosine; the scores are exactly the
     formula's over every passage (ties, empty rankings and equal cosines included)."""

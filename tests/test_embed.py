@@ -62,41 +62,6 @@ def test_a_corrupt_or_missing_packaged_model_says_to_reinstall(tmp_path, monkeyp
         embed.MiniLM()
 
 
-def test_the_session_is_built_on_first_use_once_and_answers_as_a_loaded_model():
-    """The file is checked at construction, the session built by the first texts embedded: queries asked
-    at once, from several threads, build one session and get the vectors a long-loaded model gives."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    questions = ["How do I allow cross-origin requests?", "budget review", "x", ""] * 2
-    fresh = embed.MiniLM()
-    assert not hasattr(fresh, "session")  # nothing built yet: a process that embeds nothing never pays for it
-    with ThreadPoolExecutor(4) as pool:
-        first = list(pool.map(fresh.query, questions))
-    session = fresh.session
-    loaded = embed.load("minilm")
-    loaded.query("warm")
-    for question, vector in zip(questions, first):
-        assert np.array_equal(vector, loaded.query(question))
-    fresh.query("again")
-    assert fresh.session is session  # built once
-
-
-def test_a_model_onnxruntime_cannot_run_is_one_line_when_first_used(monkeypatch):
-    """The file is checked at start (above); a session that then fails to build is the first query's
-    error, in one line naming the fix -- never a ranking without the model's scores."""
-    import onnxruntime
-
-    def broken(*args, **kwargs):
-        raise RuntimeError("[ONNXRuntimeError] : 1 : FAIL : Load model failed")
-
-    monkeypatch.setattr(onnxruntime, "InferenceSession", broken)
-    model = embed.MiniLM()  # the pinned file itself is fine
-    for _ in range(2):  # the same line each time
-        with pytest.raises(EmbedderError, match=r"^embedder minilm: onnxruntime cannot run .*model\.onnx "
-                                                r"\(RuntimeError\); reinstall onnxruntime, or choose --embedder none$"):
-            model.query("telemetry")
-
-
 def test_a_platform_the_model_cannot_run_on_falls_back_to_lexical_with_one_line(monkeypatch):
     monkeypatch.setattr(embed, "_has_avx2", lambda: False)
     with pytest.raises(EmbedderError, match="e5-small needs x86-64 Linux with AVX2"):
