@@ -42,6 +42,7 @@ MAX_CODE_CHARS = 1200
 CODE_AFTER = 4
 #: Sentences covering within this much of the best tie (a "how" question then prefers the one showing code).
 TIED = 0.05
+_INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _HEADING = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]")
 _FENCE = re.compile(r"^[ \t]*(```+|~~~+)[^\n]*\n.*?^[ \t]*\1[ \t]*$", re.M | re.S)
 _HOW = re.compile(r"(?i)^\s*(how\b|what(?:'s| is) the (?:syntax|command|way)\b)|\b(example|snippet|syntax)\b")
@@ -248,8 +249,12 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
                 break
     focus = question.covered(set().union(*(own[i] for i in chosen)))  # what follows an intro is for reading
     if not units[best][2]:
-        chosen += _introduced(text, units, max(chosen), question.how)
-        if question.how and not any(units[i][2] for i in chosen):
+        # a "how" answer shows code -- unless its sentences already name it in code ("pass `required=True`"
+        # for "How do I make an option required?": inline code holding a word of the question)
+        show = question.how and not any(stems(span) & question.weights.keys() for i in chosen
+                                        for span in _INLINE_CODE.findall(text, units[i][0], units[i][1]))
+        chosen += _introduced(text, units, max(chosen), show)
+        if show and not any(units[i][2] for i in chosen):
             chosen += [i for i in _shown_code(text, units, max(chosen)) if i not in chosen]
     spans = []
     for i in sorted(chosen):

@@ -393,12 +393,23 @@ _ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*")
 _EXPLICIT = re.compile(r"^([ \t]*)\.\.(?:[ \t]+(.*))?$")
 _RST_DIRECTIVE = re.compile(r"(?:\|[^|]+\|[ \t]+)?([\w:.-]+)::(?:[ \t]+(.*))?$")
 _FOOTNOTE = re.compile(r"\[([^\]]+)\][ \t]+(.*)$")
-_RST_ROLE = re.compile(r"(?::[\w:.+-]+:)?`((?:[^`\\]|\\.)+)`(?::[\w:.+-]+:)?_{0,2}")
+_RST_ROLE = re.compile(r"(?::([\w:.+-]+):)?`((?:[^`\\]|\\.)+)`(?::[\w:.+-]+:)?(_{0,2})")
+#: Roles Sphinx renders as code (and plain `interpreted text`, which code-heavy projects default to code).
+_CODE_ROLES = frozenset({"", "func", "meth", "class", "attr", "data", "obj", "exc", "mod", "option", "envvar", "code",
+                         "file", "samp", "const", "type", "command", "program"})
 _RST_LITERAL = re.compile(r"``([\s\S]+?)``(?!`)")
 _RST_REFERENCE = re.compile(r"(?<![\w`\\])([A-Za-z0-9][\w.-]*[A-Za-z0-9])__?(?=[\s.,;:!?)\]'\"]|$)")
 _RST_FOOTNOTE_REF = re.compile(r"[ \t]*\[(?:#[\w-]*|\*|\d+)\]_")
 _GRID_RULE = re.compile(r"^[ \t]*\+(?:[-=]+\+)+[ \t]*$")
 _SIMPLE_RULE = re.compile(r"^[ \t]*=+(?:[ \t]+=+)+[ \t]*$")
+
+
+def _rst_role(m: re.Match) -> str:
+    """A role as it renders: a code role (or plain interpreted text) as inline code, a link or any other
+    role as its text."""
+    shown = _role_text(m.group(2).replace("\\", ""))
+    role = (m.group(1) or "").split(":")[-1]
+    return f"`{shown}`" if role in _CODE_ROLES and not m.group(3) and "`" not in shown else shown
 
 
 def _rst_inline(text: str) -> str:
@@ -410,7 +421,7 @@ def _rst_inline(text: str) -> str:
 
     text = _RST_LITERAL.sub(keep, text)
     text = _RST_FOOTNOTE_REF.sub("", text)
-    text = _RST_ROLE.sub(lambda m: _role_text(m.group(1).replace("\\", "")), text)
+    text = _RST_ROLE.sub(_rst_role, text)
     text = _RST_REFERENCE.sub(r"\1", text)
     return re.sub(r"\x00(\d+)\x00", lambda m: spans[int(m.group(1))], text)
 

@@ -75,6 +75,10 @@ def test_a_how_question_brings_the_code_a_few_sentences_on_with_its_introduction
     assert not any(h.text.startswith("```") for h in assess(q, headed).highlights)  # another section's code
     far = text.replace("It runs on Windows only under WSL.", "One. Two. Three. Four.")
     assert not any(h.text.startswith("```") for h in assess(q, far).highlights)  # too far from the answer
+    named = "To install gunicorn, run `pip install gunicorn`.\n\nExample:\n\n```text\n$ pip install flask\n```"
+    assert [h.text for h in assess(q, named).highlights] == ["To install gunicorn, run `pip install gunicorn`."]
+    other = named.replace("`pip install gunicorn`", "the installer with `--user`")  # code, but not what is asked
+    assert [h.text for h in assess(q, other).highlights][-1] == "```text\n$ pip install flask\n```"
 
 
 def test_of_sentences_answering_as_much_a_how_question_takes_the_one_that_shows_how():
