@@ -117,8 +117,6 @@ def test_dense_speed_alternates_two_checkouts_over_the_same_corpus(tmp_path):
 
 @pytest.mark.slow  # indexes two stores and loads the packaged model
 def test_vector_stores_carry_the_embedders_identity_so_serving_loads_it(tmp_path):
-    import numpy as np
-
     from hoprag import embed
     from hoprag.store import open_store
 
@@ -128,7 +126,7 @@ def test_vector_stores_carry_the_embedders_identity_so_serving_loads_it(tmp_path
         assert lexical.embedding() is None and lexical.passage_count() == vectors.passage_count() == 200
         assert vectors.embedding().identity == embed.load("minilm").identity
         engine = Engine.over(vectors)  # the store's own embedder, the real one: identities match
-        assert engine.vectors is not None and engine.vectors.matrix.dtype == np.float16 and engine.vectors.matrix.any()
+        assert engine.vectors is not None and engine.vectors.matrix.shape == (200, 384) and engine.vectors.matrix.any()
     finally:
         lexical.close()
         vectors.close()
