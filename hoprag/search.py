@@ -199,7 +199,7 @@ class View:
     def similarity(self, query: str) -> np.ndarray:
         """The cosine of ``query`` with each of the view's passages (zeros without vectors).
 
-        One dot product per row (``vecdot``), not a matrix-vector product: OpenBLAS's took 14-22 ms
+        One dot product per row (``vecdot``), not a matrix-vector product: OpenBLAS's took 14-23 ms
         over 70,000 rows on the shared 2-core machine, this 5-12 ms (benchmarks/RESULTS.md, section
         11); and a row's cosine is then the same whichever other rows the view holds."""
         if self.vectors is None or not len(self.rows):
