@@ -98,7 +98,7 @@ def _register() -> None:
     from .acl_recall import acl
     from .chapter.bench import chapter
     from .docs import docs
-    from .embed_bench import embed_bench
+    from .embed_bench import dense_speed, embed_bench, vector_stores
     from .fusion import fusion
     from .graph_bench import graphs
     from .ingest_bench import index_speed, ingest, phases, side_by_side
@@ -111,7 +111,8 @@ def _register() -> None:
                           ("soak", soak), ("acl", acl), ("ingest", ingest), ("startup-phases", phases),
                           ("cold-start", side_by_side), ("index-speed", index_speed),
                           ("replicas", replicas), ("reload", reload), ("docs", docs), ("fusion", fusion),
-                          ("embed", embed_bench), ("graphs", graphs)):
+                          ("embed", embed_bench), ("dense-speed", dense_speed), ("vector-stores", vector_stores),
+                          ("graphs", graphs)):
         bench_app.command(name)(command)
 
 

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from benchmarks import synthetic
 from benchmarks.chapter.bench import chapter
+from benchmarks.embed_bench import dense_speed, vector_stores
 from benchmarks.graph_bench import compare, graphs
 from benchmarks.httpload import ENDPOINTS, have_wrk
 from benchmarks.ingest_bench import index_speed, ingest, side_by_side, timed_index
@@ -21,7 +22,7 @@ from hoprag.engine import Engine
 from hoprag.settings import DEMO_CORPUS
 
 app = typer.Typer()
-for command in (server, scale, load, soak, ingest, side_by_side, index_speed, graphs):
+for command in (server, scale, load, soak, ingest, side_by_side, index_speed, graphs, dense_speed, vector_stores):
     app.command(command.__name__.replace("_", "-"))(command)
 
 
@@ -102,6 +103,33 @@ def test_index_speed_alternates_two_checkouts_over_the_same_files(tmp_path):
     rows = [line for line in result.output.splitlines() if line.startswith(("| this checkout", "| --against"))]
     assert len(rows) == 2 and all("| 20 | 20 |" in row for row in rows), result.output  # files, passages
     assert "per passage, this checkout / --against: median" in result.output
+
+
+@pytest.mark.slow  # fresh processes of two checkouts
+def test_dense_speed_alternates_two_checkouts_over_the_same_corpus(tmp_path):
+    result = CliRunner().invoke(app, ["dense-speed", "--passages", "300", "--runs", "1", "--out", str(tmp_path),
+                                      "--against", str(Path(__file__).resolve().parent.parent)])
+    assert result.exit_code == 0, f"{result.output}\n{result.exception!r}"
+    rows = [line for line in result.output.splitlines() if line.startswith(("| this checkout", "| --against"))]
+    assert len(rows) == 2 and "300 passages, the engineering view:" in result.output, result.output
+    assert "hybrid p50, this checkout / --against: median" in result.output
+
+
+@pytest.mark.slow  # indexes two stores and loads the packaged model
+def test_vector_stores_carry_the_embedders_identity_so_serving_loads_it(tmp_path):
+    from hoprag import embed
+    from hoprag.store import open_store
+
+    invoke("vector-stores", "--passages", "200", "--out", str(tmp_path))
+    lexical, vectors = open_store(tmp_path / "store-lexical-200.db"), open_store(tmp_path / "store-vectors-200.db")
+    try:
+        assert lexical.embedding() is None and lexical.passage_count() == vectors.passage_count() == 200
+        assert vectors.embedding().identity == embed.load("minilm").identity
+        engine = Engine.over(vectors)  # the store's own embedder, the real one: identities match
+        assert engine.vectors is not None and engine.vectors.matrix.shape == (200, 384) and engine.vectors.matrix.any()
+    finally:
+        lexical.close()
+        vectors.close()
 
 
 @pytest.mark.slow  # two servers, alternating

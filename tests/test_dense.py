@@ -173,6 +173,33 @@ def test_dense_scores_are_computed_over_the_callers_view_only(ranker):
     assert view.matrix.shape == (3, model.dim) and view.dense == ("dense" if ranker == "dense" else "hybrid")
 
 
+def test_fusion_equals_its_formula_over_every_passage():
+    """:func:`fuse` computes the dense part only above the pool-th cosine; the scores are exactly the
+    formula's over every passage (ties, empty rankings and equal cosines included)."""
+    def formula(lexical, similar, floor, weight, pool):
+        best = lexical.max() if len(lexical) else 0.0
+        lex = lexical / best if best > 0 else np.zeros_like(lexical)
+        dense = np.zeros_like(lex)
+        top = similar.max()
+        low = np.partition(similar, len(similar) - pool)[len(similar) - pool] if len(similar) > pool else similar.min()
+        if top > low:
+            dense = np.clip((similar - low) / (top - low), 0.0, 1.0)
+        dense[(lex <= 0) & (similar < floor)] = 0.0
+        return weight * dense + (1 - weight) * lex
+
+    rng = np.random.default_rng(7)
+    for trial in range(500):
+        n = int(rng.integers(1, 120))
+        lexical = np.where(rng.random(n) < 0.5, rng.random(n) * 10, 0.0) if trial % 6 else np.zeros(n)
+        similar = (rng.standard_normal(n) / 3).astype(np.float32)
+        if trial % 4 == 0:
+            similar = np.round(similar, 1).astype(np.float32)  # ties at the pool-th cosine
+        if trial % 9 == 0:
+            similar[:] = 0.3
+        weight, pool = float(rng.choice([0.0, 0.5, 0.8, 1.0])), int(rng.choice([1, 3, 20]))
+        assert np.array_equal(fuse(lexical, similar, 0.25, weight, pool), formula(lexical, similar, 0.25, weight, pool))
+
+
 def test_overlap_stays_lexical_and_dense_needs_vectors():
     c = corpus()
     engine = Engine(c, "overlap", vectors=Vectors.of(HashEmbedder(), c.docs))
