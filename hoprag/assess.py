@@ -131,7 +131,8 @@ def _units(text: str) -> list[tuple[int, int, bool]]:
     """The passage's sentences and code blocks as ``(start, end, is_code)``, in order.
 
     Fenced code is one unit. Prose is read as written: a paragraph's wrapped lines are one run of
-    text, a list item, table row or quote starts a new one, and each run splits at sentence ends.
+    text, a list item, table row or quote starts a new one, and each run splits at sentence ends --
+    but a table row, whose cells are not sentences, is one unit ("| `-w` | Workers. Default 1. |").
     Heading lines (``#`` kept for merged sections) are context, not sentences.
     """
     out: list[tuple[int, int, bool]] = []
@@ -150,7 +151,8 @@ def _units(text: str) -> list[tuple[int, int, bool]]:
         for run in filter(None, runs):
             piece = text[run[0]:run[1]]
             marker = ITEM.match(piece)  # "1. Rewrite ..." is one item, not a sentence "1."
-            cuts = [0, *(m.end() for m in SENTENCE_END.finditer(piece, marker.end() if marker else 0)), len(piece)]
+            cuts = [0, len(piece)] if piece.lstrip().startswith("|") else \
+                [0, *(m.end() for m in SENTENCE_END.finditer(piece, marker.end() if marker else 0)), len(piece)]
             for x, y in zip(cuts, cuts[1:]):
                 part = piece[x:y]
                 lead = len(part) - len(part.lstrip())

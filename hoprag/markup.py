@@ -404,6 +404,70 @@ _GRID_RULE = re.compile(r"^[ \t]*\+(?:[-=]+\+)+[ \t]*$")
 _SIMPLE_RULE = re.compile(r"^[ \t]*=+(?:[ \t]+=+)+[ \t]*$")
 
 
+_COLUMN_RULE = re.compile(r"^[ \t]*-+(?:[ \t]+-+)*[ \t]*$")
+
+
+def _pipe_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """Rows as a Markdown pipe table, each row on one line (a header row left empty when the source has
+    none): the chunker keeps a row whole, and a row is read as one unit."""
+    def row(cells: list[str]) -> str:
+        return "| " + " | ".join(" ".join(c.split()).replace("|", "\\|") for c in cells) + " |"
+    return ["", row(header), "|" + "---|" * len(header), *(row(r) for r in rows), ""]
+
+
+def _grid_table(lines: list[str], i: int) -> tuple[list[str], int]:
+    """A grid table (``+---+`` rules, ``|`` between cells) from line ``i``: its cells joined across their
+    lines; a cell spanning columns lands in the first of them; rows above a ``+===+`` rule are the header."""
+    cuts = [k for k, c in enumerate(lines[i]) if c == "+"]
+    end = i + 1
+    while end < len(lines) and lines[end].strip()[:1] in ("|", "+"):
+        end += 1
+    header: list[str] = []
+    rows: list[list[str]] = []
+    cells: list[list[str]] = [[] for _ in cuts[1:]]
+    for line in lines[i + 1:end]:
+        if _GRID_RULE.match(line):
+            if any(cells):
+                rows.append([" ".join(c) for c in cells])
+            cells = [[] for _ in cuts[1:]]
+            if "=" in line and rows and not header:
+                header, rows = [" ".join(t) for t in zip(*rows)], []
+            continue
+        start = 0
+        for k, cut in enumerate(cuts[1:]):
+            if cut >= len(line) - 1 or line[cut] in "|+" or k == len(cuts) - 2:
+                text = line[cuts[start] + 1:cut].strip()
+                if text:
+                    cells[start].append(text)
+                start = k + 1
+    return _pipe_table(header or [""] * len(cells), rows), end
+
+
+def _simple_table(lines: list[str], i: int) -> tuple[list[str], int] | None:
+    """A simple table (``===  ===`` borders) from line ``i`` to its closing border (one followed by a blank
+    line or the end), or ``None`` when none closes it. A row whose first column is blank continues the row
+    above; rows above a second border followed by more rows are the header."""
+    spans = [m.start() for m in re.finditer(r"=+", lines[i])]
+    header: list[str] = []
+    rows: list[list[str]] = []
+    for j in range(i + 1, len(lines)):
+        line = lines[j]
+        if _SIMPLE_RULE.match(line):
+            if j + 1 == len(lines) or not lines[j + 1].strip():
+                return _pipe_table(header or [""] * len(spans), rows), j + 1
+            if not header and rows:
+                header, rows = [" ".join(t) for t in zip(*rows)], []
+            continue
+        if not line.strip() or _COLUMN_RULE.match(line):
+            continue
+        cells = [line[a:b].strip() for a, b in zip(spans, [*spans[1:], len(line) + 1])]
+        if not cells[0] and rows:
+            rows[-1] = [f"{old} {new}".strip() for old, new in zip(rows[-1], cells)]
+        else:
+            rows.append(cells)
+    return None
+
+
 def _rst_role(m: re.Match) -> str:
     """A role as it renders: a code role (or plain interpreted text) as inline code, a link or any other
     role as its text."""
@@ -477,6 +541,12 @@ class _Rst:
                 end = next((j for j in range(i, n) if not lines[j].strip()), n)
                 out += _fenced("pycon", _dedent(lines[i:end])) + [""]
                 i = end
+                continue
+            table = (_grid_table(lines, i) if _GRID_RULE.match(line) else _simple_table(lines, i)
+                     if _SIMPLE_RULE.match(line) else None) if blank_before else None
+            if table is not None:
+                out += table[0]
+                i = table[1]
                 continue
             if _GRID_RULE.match(line) or _SIMPLE_RULE.match(line):
                 i += 1

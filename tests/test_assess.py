@@ -47,6 +47,16 @@ def test_highlights_are_near_sentences_or_the_code_with_its_introduction():
 
 
 
+def test_a_table_row_is_one_unit_whatever_sentences_its_cells_hold():
+    q = Question("Which variable holds the current iteration of the loop?", {}, 10)
+    text = ("Inside a loop you can use:\n\n| Variable | Description |\n|---|---|\n"
+            "| `loop.index` | The current iteration of the loop. (1 indexed) |\n| `loop.first` | True if first. |")
+    found = assess(q, text)
+    assert "| `loop.index` | The current iteration of the loop. (1 indexed) |" in [h.text for h in found.highlights]
+    prose = assess(q, "The current iteration of the loop. (1 indexed)")  # the same words as prose: two sentences
+    assert [h.text for h in prose.highlights] == ["The current iteration of the loop."]
+
+
 def test_a_sentence_ending_in_a_colon_brings_what_it_introduces():
     """"We do it in two steps:" is not an answer; the steps are -- a list's items, or the line after a label."""
     q = Question("What are the two steps of the technique?", {}, 10)

@@ -587,3 +587,17 @@ def test_a_project_directive_holding_code_stays_code_and_one_holding_prose_stays
     assert "Example:\n```\nimport codecs\n\n@click.command()\ndef encode(password):\n    click.echo(password)\n```" in text
     assert "Heads up:\nDefine the class before you import it." in text  # prose: no line starts as code does
     assert "Note:\nfrom here on, a note." in text  # an admonition is prose whatever its first words
+
+
+def test_rst_grid_and_simple_tables_become_pipe_tables_one_row_a_line():
+    grid = ("Loop variables:\n\n+-------------+---------------------------+\n| Variable    | Description               |\n"
+            "+=============+===========================+\n| ``i``       | The iteration. (1 indexed)|\n"
+            "+-------------+---------------------------+\n| ``rev``     | Iterations from the end   |\n"
+            "|             | (1 indexed).              |\n+-------------+---------------------------+\n")
+    assert rst_markdown(grid) == ("Loop variables:\n\n| Variable | Description |\n|---|---|\n"
+                                  "| `i` | The iteration. (1 indexed) |\n| `rev` | Iterations from the end (1 indexed). |")
+    simple = ("=====  ==========\nFlag   Meaning\n=====  ==========\n``-w``   Workers,\n       four here.\n"
+              "``-b``   Bind.\n=====  ==========\n\n===  ===\na    b\n===  ===\n\nAfter.\n")
+    assert rst_markdown(simple) == ("| Flag | Meaning |\n|---|---|\n| `-w` | Workers, four here. |\n| `-b` | Bind. |"
+                                    "\n\n|  |  |\n|---|---|\n| a | b |\n\nAfter.")
+    assert rst_markdown("Text.\n\n=====  =====\nnot closed\n") == "Text.\n\nnot closed"  # no closing border: text
