@@ -219,7 +219,9 @@ class Engine:
         self.graph(groups)
 
     def view(self, groups: frozenset[str]) -> View:
-        """The caller's view: their documents, ranker, IDF and entity graph."""
+        """The caller's view: their documents, ranker, IDF and entity graph. Keep the engine while you use
+        it: the view reads its entity index back through the engine, held weakly so that a retired
+        generation is freed as soon as its last request is done."""
         return self.searcher.view(groups)
 
     @property
