@@ -63,9 +63,10 @@ class Delta:
         return len(self.removed) + len(self.added)
 
 
-def save_due(engine: "Engine") -> bool:
-    """Whether enough changed since ``engine``'s saved derived data to save its own (:data:`SAVE_SHARE`)."""
-    return engine.changed > max(1, SAVE_SHARE * len(engine.passages))
+def save_due(engine: "Engine", since: int = 0) -> bool:
+    """Whether enough changed since ``engine``'s saved derived data to save its own (:data:`SAVE_SHARE`);
+    ``since``: the count of changes (``engine.changed``) at which a later base was saved, if one was."""
+    return engine.changed - since > max(1, SAVE_SHARE * len(engine.passages))
 
 
 def advance(engine: "Engine", delta: Delta) -> "Engine":

@@ -45,6 +45,9 @@ class Reloader:
         self._engine = self._load()
         self._stop = threading.Event()
         self._persisting = threading.Event()
+        #: ``changed`` of the engine whose derived data this process saved last (0: none yet): a save is
+        #: due once as much changed again since, not at every change after the first save.
+        self._saved_at = 0
         self._thread: threading.Thread | None = None
 
     def _build(self) -> Engine:
@@ -57,6 +60,7 @@ class Reloader:
             log.info("the change since generation %d cannot be told (the store's log is shorter, or the corpus "
                      "configuration or the embedder changed): reading a whole snapshot", current.generation)
             engine = self._load()
+            self._saved_at = 0  # counted anew from the base this snapshot started from
         else:
             engine = advance(current.prepared(), delta)
         self.warm(engine)
@@ -76,7 +80,7 @@ class Reloader:
         self._engine = engine  # one reference assignment: atomic for every reader
         self.on_swap()
         log.info("serving store generation %d (%d passages)", engine.generation, len(engine.docs))
-        if save_due(engine) and not self._persisting.is_set():
+        if save_due(engine, self._saved_at) and not self._persisting.is_set():
             self._persisting.set()
             threading.Thread(target=self._persist, args=(engine,), name="hoprag-persist", daemon=True).start()
         return True
@@ -85,6 +89,7 @@ class Reloader:
         """Save ``engine``'s derived data (beside serving): a later start then applies less."""
         try:
             engine.persist(self._store.derived(engine.generation, self.readers))
+            self._saved_at = engine.changed
         except Exception as exc:  # noqa: BLE001 - a cache that cannot be saved is rebuilt by the next start
             log.info("derived data of generation %d not saved: %s", engine.generation, exc)
         finally:

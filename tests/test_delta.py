@@ -27,6 +27,7 @@ import itertools
 import os
 import shutil
 import tempfile
+import time
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -443,3 +444,34 @@ def test_replicas_that_miss_a_notification_catch_up_by_polling(postgres, tmp_pat
     finally:
         for r in replicas:
             r.stop()
+
+
+def test_a_server_saves_its_derived_data_once_per_share_changed_not_at_every_change_after(tmp_path, monkeypatch):
+    """Once SAVE_SHARE of the passages changed, a replica saves a new base beside serving; the count then
+    starts again from that save -- else every later commit would start another save (seconds of CPU each
+    at 100,000 passages, beside the searches)."""
+    src, db = tmp_path / "src", str(tmp_path / "s.db")
+    files = {f"f{i}.md": f"# F{i}\n\nAtlas {i} runs in region Comet.\n" for i in range(10)}
+    write_folder(src, files)
+    reindex(src, db)
+    monkeypatch.setattr(delta_module, "SAVE_SHARE", 0.25)  # due once more than 2.5 passages changed
+    saved: list[int] = []
+    real = Engine.persist
+    monkeypatch.setattr(Engine, "persist", lambda self, cache: (real(self, cache), saved.append(self.generation)))
+    live = Reloader(db)
+
+    def commit(*names: str) -> None:
+        write_folder(src, {n: files[n].replace("Comet", f"Draco {len(saved)} {n}") for n in names})
+        reindex(src, db)
+        assert live.refresh()
+        deadline = time.monotonic() + 30
+        while live._persisting.is_set() and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    commit("f1.md", "f2.md")  # 4 changed (each file's old passage gone, its new one added): a save
+    assert saved == [live.current().generation]
+    commit("f3.md")  # 2 more since that save: none
+    assert len(saved) == 1
+    commit("f4.md")  # 4 since: the next
+    assert saved[1:] == [live.current().generation]
+    live.stop()
