@@ -37,10 +37,10 @@ COMPACT_SHARE = 0.02
 COMPACT_MIN = 500
 #: Save a generation's derived data anew (a base snapshots start from) once this share of its passages
 #: changed since the saved one: a start then applies little, and saving, linear in the corpus, is rare.
-#: Measured at 100,000 passages (benchmarks/RESULTS.md section 13): a start applies a changed passage in
-#: ≈ 0.8 ms and a save costs ≈ 4 CPU s, so 1 % adds at most ≈ 0.8 s to a cold start (5 %: ≈ 4 s) for
-#: ≈ 4 ms of saving per changed passage.
-SAVE_SHARE = 0.01
+#: Measured at 100,000 passages (benchmarks/RESULTS.md section 14): a start applies a changed passage in
+#: ≈ 0.8-1 ms and a save costs ≈ 4 CPU s, so 0.25 % adds at most ≈ 0.25 s to a cold start (1 % added
+#: ≈ 1 s, beyond the noise of a 4 s start) for ≈ 16 ms of saving per changed passage.
+SAVE_SHARE = 0.0025
 
 
 @dataclass(frozen=True)
