@@ -542,14 +542,11 @@ class _Rst:
                 out += _fenced("pycon", _dedent(lines[i:end])) + [""]
                 i = end
                 continue
-            table = (_grid_table(lines, i) if _GRID_RULE.match(line) else _simple_table(lines, i)
-                     if _SIMPLE_RULE.match(line) else None) if blank_before else None
-            if table is not None:
-                out += table[0]
-                i = table[1]
-                continue
-            if _GRID_RULE.match(line) or _SIMPLE_RULE.match(line):
-                i += 1
+            grid = _GRID_RULE.match(line)
+            if grid or _SIMPLE_RULE.match(line):  # a table after a blank line; else a stray rule, dropped
+                table = (_grid_table(lines, i) if grid else _simple_table(lines, i)) if blank_before else None
+                out += table[0] if table else []
+                i = table[1] if table else i + 1
                 continue
             if stripped.endswith("::"):
                 literal_next = True
