@@ -37,11 +37,12 @@ COMPACT_SHARE = 0.02
 COMPACT_MIN = 500
 #: Save a generation's derived data anew (a base snapshots start from) once this share of its passages
 #: changed since the saved one: a start then applies little, and saving, linear in the corpus, is rare.
-#: Measured at 100,000 passages (benchmarks/RESULTS.md section 14): a start applying a change pays ≈ 0.1-0.15 s
-#: of copying whatever its size plus ≈ 1-1.5 ms per changed passage, and a save costs ≈ 3.5 CPU s; so 0.1 %
-#: adds at most ≈ 0.25 s to a cold start (0.25 % added ≈ 0.45 s, 1 % ≈ 1 s) for ≈ 35 ms of saving per changed
-#: passage -- within the goal of 0.2 CPU s per changed file.
-SAVE_SHARE = 0.001
+#: Measured at 100,000 passages (benchmarks/RESULTS.md section 14): a start applying a change pays ≈ 0.1 s
+#: of copying whatever its size plus ≈ 1 ms per changed passage, and a save costs ≈ 3.5 CPU s. At 0.25 % a
+#: start answers within the noise of one at a saved generation (SQLite, quiet: 3.93 s after 200 changed
+#: passages, 3.70 after 100, 3.72 at a saved one) for ≈ 15 ms of saving per changed passage; 0.1 % cost a
+#: replica 0.13-0.15 CPU s per changed file in the reload bench (was 0.02) with no start measurably faster.
+SAVE_SHARE = 0.0025
 
 
 @dataclass(frozen=True)
