@@ -37,10 +37,11 @@ COMPACT_SHARE = 0.02
 COMPACT_MIN = 500
 #: Save a generation's derived data anew (a base snapshots start from) once this share of its passages
 #: changed since the saved one: a start then applies little, and saving, linear in the corpus, is rare.
-#: Measured at 100,000 passages (benchmarks/RESULTS.md section 14): a start applies a changed passage in
-#: ≈ 0.8-1 ms and a save costs ≈ 4 CPU s, so 0.25 % adds at most ≈ 0.25 s to a cold start (1 % added
-#: ≈ 1 s, beyond the noise of a 4 s start) for ≈ 16 ms of saving per changed passage.
-SAVE_SHARE = 0.0025
+#: Measured at 100,000 passages (benchmarks/RESULTS.md section 14): a start applying a change pays ≈ 0.1-0.15 s
+#: of copying whatever its size plus ≈ 1-1.5 ms per changed passage, and a save costs ≈ 3.5 CPU s; so 0.1 %
+#: adds at most ≈ 0.25 s to a cold start (0.25 % added ≈ 0.45 s, 1 % ≈ 1 s) for ≈ 35 ms of saving per changed
+#: passage -- within the goal of 0.2 CPU s per changed file.
+SAVE_SHARE = 0.001
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ from hoprag import delta as delta_module, embed
 from hoprag.access import Principal
 from hoprag.engine import Engine
 from hoprag.graph import Graph
-from hoprag.ingest import index
+from hoprag.ingest import index, prepare
 from hoprag.reload import Reloader
 from hoprag.settings import DEMO_CORPUS
 from hoprag.store import open_store
@@ -475,3 +475,34 @@ def test_a_server_saves_its_derived_data_once_per_share_changed_not_at_every_cha
     commit("f4.md")  # 4 since: the next
     assert saved[1:] == [live.current().generation]
     live.stop()
+
+
+def test_a_start_applying_a_small_change_finds_every_name_without_the_vocabularys_prefixes(tmp_path, monkeypatch):
+    """A start loads the entity index from the store without the word prefixes of its vocabulary and
+    applies a small change by reading the added passages' grams to full length: the same names, multi-word
+    ones included, as a fresh build finds -- and the prefixes of the whole vocabulary were never built."""
+    src, db, fresh = tmp_path / "src", str(tmp_path / "s.db"), str(tmp_path / "fresh.db")
+    files = {f"f{i}.md": f"# Station Number {i}\n\nThe Borealis Relay {i} runs in region Comet Vale {i}.\n"
+             for i in range(40)}
+    write_folder(src, files)
+    reindex(src, db)
+    store = open_store(db)
+    prepare(store)  # the base a start loads (as `hoprag index` leaves it)
+    store.close()
+    write_folder(src, {"f1.md": "# Station Number 1\n\nStation Number 7 now feeds Borealis Relay 3 and Comet Vale 9.\n"})
+    reindex(src, db)
+    started = Engine.from_snapshot(open_store(db).snapshot(None))
+    assert started.changed and "_prefixes" not in vars(started.entities)  # the path under test was taken
+    reindex(src, fresh)
+    want = Engine.from_snapshot(open_store(fresh).snapshot(None)).prepared()
+
+    def named(engine: Engine) -> dict[str, tuple[str, dict[str, float]]]:
+        """Each passage's title entity and mentions, by key (a changed index keeps ids of names gone)."""
+        index, keys = engine.entities, engine.entities.keys
+        return {d.id: (keys[index.title_of[r]] if index.title_of[r] >= 0 else "",
+                       {keys[j]: v for j, v in zip(index.mentions[r].indices, index.mentions[r].data)})
+                for r, d in enumerate(engine.docs)}
+
+    got = named(started)
+    assert got == named(want)
+    assert {"station number 7", "comet vale 9"} <= set(got[next(d.id for d in started.docs if d.document_id == "f1.md")][1])
