@@ -225,8 +225,9 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     """Coverage of ``question`` by a passage (its ``text`` plus ``context``: title and heading path),
     its highlights, and how much of the question the answering sentences alone cover.
 
-    The highlights are the best-covering unit -- a sentence, or a code block (documentation answers
-    "how" in code, comments and identifiers included), then with the sentence that introduces it --
+    The highlights are the best-covering unit -- a sentence, or for a "how" question (or one no sentence
+    touches) a code block (documentation answers "how" in code, comments and identifiers included), then
+    with the sentence that introduces it --
     and up to two more sentences near it that each add :data:`MIN_GAIN` of the question, in text order --
     then what the last of them introduces (:func:`_introduced`), read with it but not counted in ``focus``:
     an introduction does not answer more for what follows it, it only reads complete."""
@@ -238,7 +239,10 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     scored = [(question.covered(own[i]), not code, -i) for i, (_, _, code) in enumerate(units)]
     if not scored or max(scored)[0] <= 0:
         return Assessment(round(coverage, 3), (), matched)
-    best = -max(scored)[2]
+    # a question that does not ask how is answered by a statement: a code block answers it only when no sentence
+    # holds a word of it (a console transcript echoing the question's words states nothing)
+    stated = [x for x in scored if x[1] and x[0] > 0]
+    best = -max(scored if question.how or not stated else stated)[2]
     chosen = _grown(question, units, own, best)
     if question.how and not units[best][2] and not _shown_code(text, units, max(chosen)):
         # a sentence covering about as much, answering as much with its neighbours, that goes on to show how

@@ -47,6 +47,16 @@ def test_highlights_are_near_sentences_or_the_code_with_its_introduction():
 
 
 
+def test_a_question_not_asking_how_is_answered_by_a_sentence_not_by_code_echoing_its_words():
+    """A console transcript holds "start", "server", "worker", "number"; the sentence that answers holds fewer
+    of the question's words, but it is the statement -- code answers "how", or a question no sentence touches."""
+    text = ("The default is only 1 worker.\n\n```text\n$ server run\nStarting server\nBooting worker number 1\n```")
+    found = assess(Question("Which number of workers does the server start with by default?", {}, 10), text)
+    assert [h.text for h in found.highlights] == ["The default is only 1 worker."]
+    how = assess(Question("How do I start the server with 4 workers?", {}, 10), text)
+    assert how.highlights[-1].text.startswith("```text")
+
+
 def test_a_table_row_is_one_unit_whatever_sentences_its_cells_hold():
     q = Question("Which variable holds the current iteration of the loop?", {}, 10)
     text = ("Inside a loop you can use:\n\n| Variable | Description |\n|---|---|\n"

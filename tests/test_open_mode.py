@@ -283,3 +283,26 @@ def test_a_question_about_a_name_nothing_readable_holds_is_abstained_on_in_one_r
     assert plain["grade"]["status"] == "sufficient" and plain["grade"]["answer_doc"] == "fmt"  # control
     first = drive(engine, "Rust aside, can the tool format Python source files?", budget=4)
     assert policy.unheard(first["ledger"]) == []  # a sentence's first word is capitalised whatever it is
+
+
+def test_a_passage_fitting_less_answers_when_its_sentences_hold_the_questions_rarest_word():
+    """A paraphrase shares few words with its answer, but keeps the specific one ("ftp"): a passage fitting
+    less than ANSWERS answers when the sentences it quotes hold the rarest word the docs hold -- and not when
+    only its title does (the sentences then answer something else)."""
+    def engine(title: str, text: str) -> Engine:
+        docs = (Doc("auth", text, PUBLIC, title=title, document="auth.md"),
+                Doc("cache", "Downloaded files come from the cache folder.", PUBLIC, title="Caching", document="cache.md"),
+                Doc("cfg", "Configuration files come first.", PUBLIC, title="Configuration", document="config.md"),
+                Doc("logs", "Log files record every request.", PUBLIC, title="Logging", document="logs.md"))
+        return Engine(Corpus(docs, Lexicon(()), None, None), "bm25-titles")
+
+    said = drive(engine("Authentication", "Credentials can come from the netrc file, the format ftp clients read."),
+                 "Do my stored passwords come from the ftp file?", budget=4)
+    hit = said["ledger"]["searches"][0]["hits"][0]
+    assert policy.SPECIFIC <= policy.fit(hit) < policy.ANSWERS and policy.states_rarest(said["ledger"], hit)
+    assert said["grade"]["status"] == "sufficient" and "netrc" in said["grade"]["answer"]
+    titled = drive(engine("FTP credentials", "Credentials can come from the netrc file."),
+                   "Do my passwords come from the ftp file?", budget=4)
+    hit = titled["ledger"]["searches"][0]["hits"][0]
+    assert policy.SPECIFIC <= policy.fit(hit) < policy.ANSWERS and not policy.states_rarest(titled["ledger"], hit)
+    assert titled["grade"]["status"] == "exhausted"

@@ -37,6 +37,9 @@ OPEN_K = 10
 COVERS = 0.7
 #: ... and when no hop helps, a passage fitting less than this does not answer: the agent abstains.
 ANSWERS = 0.45
+#: ... unless it fits at least this much and the sentences it answers with hold the question's rarest word (its most
+#: specific term, :func:`states_rarest`): a paraphrase shares few words with its answer, but that one it keeps.
+SPECIFIC = 0.34
 #: A chain of hops answers before the walk is over only when it covers this much: a chain that
 #: covers less may be one hop short (a three-hop question after two hops).
 CHAIN_COVERS = 0.85
@@ -531,8 +534,8 @@ def grade_open(ledger: Ledger) -> dict[str, Any]:
     hop's passage answers when it covers what it was searched for and the chain to it is complete.
     Otherwise the gap is a specific bridge name a read passage states plus the part of the question
     still unexplained (:class:`hoprag.walk.BridgeWalker`, replayed over the recorded results); with no
-    such gap left, the best passage answers if it covers :data:`ANSWERS`, else the agent abstains and
-    lists the closest pages. Coverage, highlights and matched words are what ``search`` returned.
+    such gap left, the best passage answers if it covers :data:`ANSWERS` (:data:`SPECIFIC` when it quotes
+    the question's rarest word, :func:`states_rarest`), else the agent abstains and lists the closest pages. Coverage, highlights and matched words are what ``search`` returned.
     """
     walker, hop = walk_of(ledger)
     searches = _walked(ledger)
@@ -565,11 +568,23 @@ def grade_open(ledger: Ledger) -> dict[str, Any]:
     chain, single = _chain(ledger, walker, ANSWERS), fit(best) if best is not None else 0.0
     if chain is not None and chain[1] > single:
         return _answered(ledger, chain[0], retrieved, multi=True)
-    if best is not None and single >= ANSWERS:
+    if best is not None and (single >= ANSWERS or (single >= SPECIFIC and states_rarest(ledger, best))):
         return _answered(ledger, _joined(ledger, best, ranked), retrieved)
     return {"status": "exhausted", "mode": "open", "reason": ABSTAIN_UNREADABLE if ranked or ledger["evidence"]
             else ABSTAIN_NO_MATCH, "coverage": fit(best) if best else 0.0, "see_also": _see_also(ledger),
             "retrieved": retrieved}
+
+
+def states_rarest(ledger: Ledger, hit: dict[str, Any]) -> bool:
+    """Do a hit's highlights hold the question's rarest word the caller's documents hold (the weightiest the search
+    weighed; the first of equals)? A word no readable passage holds is no evidence either way: ``unheard`` and the
+    coverage weights speak for it."""
+    question, held = _question(ledger), stems(" ".join(ledger.get("weights") or {}))
+    readable = [key for key in question.weights if key in held]
+    if not readable:
+        return False
+    rarest = max(readable, key=lambda key: question.weights[key])
+    return rarest in stems(" ".join(h["text"] for h in hit["highlights"]))
 
 
 def _part_answers(ledger: Ledger, best: dict[str, Any] | None) -> dict[str, Any] | None:
