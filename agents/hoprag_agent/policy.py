@@ -535,7 +535,8 @@ def grade_open(ledger: Ledger) -> dict[str, Any]:
     Otherwise the gap is a specific bridge name a read passage states plus the part of the question
     still unexplained (:class:`hoprag.walk.BridgeWalker`, replayed over the recorded results); with no
     such gap left, the best passage answers if it covers :data:`ANSWERS` (:data:`SPECIFIC` when it quotes
-    the question's rarest word, :func:`states_rarest`), else the agent abstains and lists the closest pages. Coverage, highlights and matched words are what ``search`` returned.
+    the question's rarest word, :func:`states_rarest`), else the agent abstains and lists the closest
+    pages. Coverage, highlights and matched words are what ``search`` returned.
     """
     walker, hop = walk_of(ledger)
     searches = _walked(ledger)
