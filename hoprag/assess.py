@@ -24,7 +24,7 @@ from typing import Mapping
 
 import Stemmer
 
-from .text import SENTENCE_END
+from .text import FENCE, SENTENCE_END
 from .tokens import content, identifiers
 
 #: At most this many sentences make a highlight (the answer a person reads is short).
@@ -44,7 +44,6 @@ CODE_AFTER = 4
 TIED = 0.05
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _HEADING = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]")
-_FENCE = re.compile(r"^[ \t]*(```+|~~~+)[^\n]*\n.*?^[ \t]*\1[ \t]*$", re.M | re.S)
 _HOW = re.compile(r"(?i)^\s*(how\b|what(?:'s| is) the (?:syntax|command|way)\b)|\b(example|snippet|syntax)\b")
 _local = threading.local()
 #: Words of asking rather than of the need ("How can I ...", "Is there a way to ..."): a passage is
@@ -137,7 +136,7 @@ def _units(text: str) -> list[tuple[int, int, bool]]:
     """
     out: list[tuple[int, int, bool]] = []
     at = 0
-    for fence in [*_FENCE.finditer(text), None]:
+    for fence in [*FENCE.finditer(text), None]:
         stop = fence.start() if fence else len(text)
         runs: list[list[int]] = []  # [start, end] of each run of prose lines
         for line in re.finditer(r"[^\n]+|\n(?=\n)", text[at:stop]):

@@ -15,6 +15,9 @@ import re
 SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)(?<!\b[A-Z][a-z]\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)(?<!\betc\.)"
                           r"\s+(?=[\"'`(\[*A-Z0-9])")
 
+#: A fenced code block (Markdown; every format's reader writes its code this way): its lines are code, not sentences.
+FENCE = re.compile(r"^[ \t]*(```+|~~~+)[^\n]*\n.*?^[ \t]*\1[ \t]*$", re.M | re.S)
+
 #: Lower-case words allowed inside a proper name ("Church of England", "Ludwig van Beethoven").
 CONNECTORS = frozenset("of the de du la le del della von van der den da di des y and for upon on".split())
 MONTHS = frozenset("january february march april may june july august september october november december".split())

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Callable, Generic, Hashable, Iterable, Iterato
 
 from .entities import norm
 from .facts import FactTable
-from .text import is_name
+from .text import FENCE, is_name
 from .tokens import content
 
 if TYPE_CHECKING:
@@ -233,10 +233,11 @@ def bridges(question: str, read: Sequence[Passage], view: Bridging, skip: set[st
     best: dict[str, tuple[float, str, str]] = {}
     for rank, passage in enumerate(read):
         first: dict[str, str] = {}  # a name as the passage first states it (what MCP ``search`` reports)
+        code = "\n".join(m.group() for m in FENCE.finditer(passage.text))
         for surface, context in view.entities.units(passage.id):
             key = norm(surface)
             if (key in skip or not is_name(surface) or not set(content(surface)) - old or _common(surface, passage)
-                    or _not_a_name(surface, context)):
+                    or _not_a_name(surface, context) or (code and context.strip() in code)):
                 continue
             surface = first.setdefault(key, surface)
             spread = view.entities.spread_of(surface)
@@ -250,7 +251,9 @@ def bridges(question: str, read: Sequence[Passage], view: Bridging, skip: set[st
 
 
 #: A name written as code ("Mode.JSON", "HookName.COMPLETION_KWARGS") or stated only in a heading,
-#: table row or label line names a part of a document, not a thing another passage is about.
+#: table row or label line names a part of a document, not a thing another passage is about; so does
+#: a capitalised word on a line of a code block (``click.prompt('Please enter a number')``), which
+#: :func:`bridges` skips as well.
 _CODE = re.compile(r"_|\w\.\w{2,}|[()`]")
 
 

@@ -17,7 +17,7 @@ from hoprag.access import Principal
 from hoprag.corpus import Corpus, Doc
 from hoprag.engine import Engine
 from hoprag.lexicon import Lexicon
-from hoprag.walk import Budget, bridge_walk, specific
+from hoprag.walk import Budget, bridge_walk, bridges, specific
 from mcp_server.auth import fixed_caller
 from mcp_server.server import build_server
 from mcp_server.tools import MAX_ENTITIES
@@ -306,3 +306,18 @@ def test_a_passage_fitting_less_answers_when_its_sentences_hold_the_questions_ra
     hit = titled["ledger"]["searches"][0]["hits"][0]
     assert policy.SPECIFIC <= policy.fit(hit) < policy.ANSWERS and not policy.states_rarest(titled["ledger"], hit)
     assert titled["grade"]["status"] == "exhausted"
+
+
+def test_a_capitalised_word_on_a_line_of_code_is_no_bridge():
+    """``click.prompt('Please enter a number')``: a word in a code block's string names nothing another page is
+    about (a hop on "Please" read the wrong pages); the same words in a sentence do bridge (the control)."""
+    def bridged(text: str) -> dict[str, Any]:
+        docs = (Doc("ask", text, PUBLIC, title="Input prompts"),
+                Doc("pin", "The Harbor Bridge opens at dawn for walkers.", PUBLIC, title="Opening hours"),
+                Doc("log", "Logging writes to stderr.", PUBLIC, title="Logging"))
+        engine = Engine(Corpus(docs, Lexicon(()), None, None), "bm25-titles")
+        view = engine.view(PUBLIC)
+        return bridges("How do I ask for a number with a prompt?", [view.search("ask number prompt", 1)[0].doc],
+                       view, set())
+    assert "harbor bridge" not in bridged("Ask for a number with prompt:\n\n```\nvalue = prompt('Harbor Bridge number')\n```")
+    assert "harbor bridge" in bridged("Ask for a number with prompt, as the Harbor Bridge number shows.")
