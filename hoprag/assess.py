@@ -44,7 +44,14 @@ CODE_AFTER = 4
 TIED = 0.05
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _HEADING = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]")
-_HOW = re.compile(r"(?i)^\s*(how\b|what(?:'s| is) the (?:syntax|command|way)\b)|\b(example|snippet|syntax)\b")
+#: A question asking *how to* do something ("How do I ...", "What is the syntax ..."); "How many / much / long
+#: ..." asks for a quantity instead, which a sentence states (a numeral or a number word).
+_QUANTITY = r"(?:many|much|long|often|old|big|large|far|soon|fast)\b"
+_HOW = re.compile(rf"(?i)^\s*(how\b(?!\s+{_QUANTITY})|what(?:'s| is) the (?:syntax|command|way)\b)"
+                  r"|\b(example|snippet|syntax)\b")
+_HOW_MANY = re.compile(rf"(?i)^\s*how\s+{_QUANTITY}")
+_NUMBER = re.compile(r"(?i)\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty"
+                     r"|fifty|hundred|thousand|million|billion|once|twice|dozens?|half)\b")
 _local = threading.local()
 #: Words of asking rather than of the need ("How can I ...", "Is there a way to ..."): a passage is
 #: not expected to contain them, so they do not count toward coverage.
@@ -109,6 +116,7 @@ class Question:
             self.weights[key] = max(self.weights.get(key, 0.0), idf.get(token, unseen))
         self.total = sum(self.weights.values())
         self.how = bool(_HOW.search(text))
+        self.quantity = bool(_HOW_MANY.search(text))
 
     def covered(self, found: set[str]) -> float:
         """The weighted share of the question's words among ``found`` stems."""
@@ -124,6 +132,11 @@ class Question:
 _LINE_START = re.compile(r"[ \t]*([-*+][ \t]|\d{1,3}[.)][ \t]|\||>|#)")
 #: A list item's line.
 ITEM = re.compile(r"[ \t]*([-*+]|\d{1,3}[.)])[ \t]")
+
+
+def states_number(text: str) -> bool:
+    """Does ``text`` state a quantity (a numeral or a number word)?"""
+    return _NUMBER.search(text) is not None
 
 
 def _units(text: str) -> list[tuple[int, int, bool]]:
@@ -241,6 +254,8 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     # a question that does not ask how is answered by a statement: a code block answers it only when no sentence
     # holds a word of it (a console transcript echoing the question's words states nothing)
     stated = [x for x in scored if x[1] and x[0] > 0]
+    if question.quantity:  # "How many ...": of the sentences about it, those stating a number
+        stated = [x for x in stated if states_number(text[units[-x[2]][0]:units[-x[2]][1]])] or stated
     best = -max(scored if question.how or not stated else stated)[2]
     chosen = _grown(question, units, own, best)
     if question.how and not units[best][2] and not _shown_code(text, units, max(chosen)):

@@ -53,6 +53,8 @@ def test_a_question_not_asking_how_is_answered_by_a_sentence_not_by_code_echoing
     text = ("The default is only 1 worker.\n\n```text\n$ server run\nStarting server\nBooting worker number 1\n```")
     found = assess(Question("Which number of workers does the server start with by default?", {}, 10), text)
     assert [h.text for h in found.highlights] == ["The default is only 1 worker."]
+    many = assess(Question("How many workers does the server start with by default?", {}, 10), text)
+    assert [h.text for h in many.highlights] == ["The default is only 1 worker."]  # a quantity, not a "how to"
     how = assess(Question("How do I start the server with 4 workers?", {}, 10), text)
     assert how.highlights[-1].text.startswith("```text")
 
@@ -140,3 +142,13 @@ def test_a_word_the_view_holds_in_another_form_weighs_as_that_form():
     unseen = Question("Where does pip keeps its caches?", view.idf, len(view.docs))  # "keeps" as if no passage held it
     partial = "The pip cache lives under the user's home."  # all but "keeps": a paraphrase's verb weighs as usual
     assert assess(unseen, partial).coverage < assess(near, partial).coverage < 1.0
+
+
+def test_a_how_many_question_is_answered_by_a_sentence_stating_a_number():
+    """The sentence covering most of "How many workers ..." states none; the one that does answers (with the other
+    beside it, as it adds to the question); asked "Which workers ..." (the control), the best-covering one alone."""
+    text = "The server starts its workers by default in the background.\n\nLogs go elsewhere. Here it is started with 2 processes."
+    many = assess(Question("How many workers does the server start by default?", {}, 10), text)
+    assert "Here it is started with 2 processes." in [h.text for h in many.highlights]
+    which = assess(Question("Which workers does the server start by default?", {}, 10), text)
+    assert [h.text for h in which.highlights] == ["The server starts its workers by default in the background."]

@@ -321,3 +321,19 @@ def test_a_capitalised_word_on_a_line_of_code_is_no_bridge():
                        view, set())
     assert "harbor bridge" not in bridged("Ask for a number with prompt:\n\n```\nvalue = prompt('Harbor Bridge number')\n```")
     assert "harbor bridge" in bridged("Ask for a number with prompt, as the Harbor Bridge number shows.")
+
+
+def test_a_how_many_question_is_answered_by_a_passage_stating_a_number():
+    """"How many ..." asks for a quantity: a passage covering every word of the question but stating no number
+    does not answer it, one stating the number does; the same words asked as "Which ..." (the control) take the
+    best-covering passage."""
+    docs = (Doc("sync", "Gunicorn starts its workers with the sync worker class by default, right for most uses.",
+                PUBLIC, title="Worker types", document="types.md"),
+            Doc("count", "Gunicorn runs only 1 worker by default.", PUBLIC, title="Processes", document="run.md"),
+            Doc("log", "Logs go to stderr.", PUBLIC, title="Logging", document="log.md"))
+    engine = Engine(Corpus(docs, Lexicon(()), None, None), "bm25-titles")
+    many = drive(engine, "How many workers does Gunicorn start by default?")
+    hits = many["ledger"]["searches"][0]["hits"]
+    assert [h["id"] for h in hits[:2]] == ["sync", "count"] and policy.fit(hits[0]) > policy.fit(hits[1])
+    assert many["grade"]["answer_doc"] == "count" and "1 worker" in many["grade"]["answer"]
+    assert drive(engine, "Which workers does Gunicorn start by default?")["grade"]["answer_doc"] == "sync"

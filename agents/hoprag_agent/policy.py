@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from hoprag.assess import ITEM as _ITEM, Question, stems
+from hoprag.assess import ITEM as _ITEM, Question, states_number, stems
 from hoprag.corpus import Doc
 from hoprag.entities import norm
 from hoprag.lexicon import Lexicon, Relation
@@ -389,13 +389,15 @@ def walk_of(ledger: Ledger) -> tuple[BridgeWalker, Hop | None]:
 
 def _answering(ledger: Ledger, search: dict[str, Any]) -> list[dict[str, Any]]:
     """A search's trusted hits that can answer, best covering first (ties: rank order): each with its
-    highlights minus any sentence the injection detector flags -- flagged text never becomes an answer."""
+    highlights minus any sentence the injection detector flags -- flagged text never becomes an answer.
+    A "how many" question is answered by a number: hits whose highlights state one come first."""
     out = []
     for rank, hit in enumerate(search.get("hits", [])):
         clean = [h for h in hit.get("highlights", []) if not directives(h["text"])]
         if clean:
             out.append({**hit, "highlights": clean, "rank": rank})
-    return sorted(out, key=lambda h: (-fit(h), h["rank"]))
+    counted = _question(ledger).quantity
+    return sorted(out, key=lambda h: (counted and not states_number(_quote(h["highlights"])), -fit(h), h["rank"]))
 
 
 def _shown(ledger: Ledger, ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
