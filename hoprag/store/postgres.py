@@ -304,7 +304,7 @@ class PostgresStore:
         wanted = list(dict.fromkeys(digests))
         return self._run(lambda db: {d: bytes(v) for d, v in db.execute(
             "SELECT embedded, vector FROM hoprag.passages WHERE vector IS NOT NULL AND embedded = ANY(%s)",
-            (wanted,)).fetchall()})
+            (wanted,), binary=True).fetchall()})
 
     def texts(self, ids: Iterable[str]) -> dict[str, tuple[str, str, str]]:
         """Passage id -> (title, section, text): what re-embedding an unchanged passage reads."""
@@ -380,7 +380,7 @@ class PostgresStore:
                 embedding = Embedding.from_json(json.loads(self._meta(db, "embedder") or "null"))
                 found = db.execute("SELECT generation, data FROM hoprag.derived WHERE readers = %s AND kind = %s AND "
                                    "key = %s AND generation <= %s ORDER BY generation DESC LIMIT 1",
-                                   (sorted(who), PASSAGES, PASSAGES_FORMAT, generation)).fetchone()
+                                   (sorted(who), PASSAGES, PASSAGES_FORMAT, generation), binary=True).fetchone()
                 base = found[0] if found else generation
                 packed = Passages.from_bytes(bytes(found[1])) if found else None
                 # the base's own vectors: a base saved without them (served lexically) is not started from
@@ -416,7 +416,7 @@ class PostgresStore:
         if embedding is None:
             return None
         blob = db.execute("SELECT data FROM hoprag.derived WHERE generation = %s AND readers = %s AND kind = %s AND "
-                          "key = %s", (generation, sorted(who), VECTORS, embedding.identity)).fetchone()
+                          "key = %s", (generation, sorted(who), VECTORS, embedding.identity), binary=True).fetchone()
         return unpack_vectors(bytes(blob[0]), embedding, size) if blob else None
 
     @staticmethod
@@ -425,7 +425,7 @@ class PostgresStore:
         if embedding is None or packed is not None:
             return None
         return [(pid, bytes(v)) for pid, v in db.execute(
-            "SELECT id, vector FROM hoprag.passages WHERE vector IS NOT NULL").fetchall()]
+            "SELECT id, vector FROM hoprag.passages WHERE vector IS NOT NULL", binary=True).fetchall()]
 
     def delta(self, since: int, readers: frozenset[str] | None = None) -> Delta | None:
         who = self._who(readers)
@@ -450,7 +450,8 @@ class PostgresStore:
         vectors: tuple[bytes | None, ...] = ()
         if embedding is not None:  # the added passages' vectors, as a fresh snapshot would read them
             found = {pid: bytes(v) for pid, v in db.execute(
-                "SELECT id, vector FROM hoprag.passages WHERE generation > %s AND vector IS NOT NULL", (since,))}
+                "SELECT id, vector FROM hoprag.passages WHERE generation > %s AND vector IS NOT NULL", (since,),
+                binary=True)}
             vectors = tuple(found.get(pid) for pid in passages.ids)
         return Delta(since, generation, removed, tuple(passages), tuple(map(passages.file, range(len(passages)))), facts,
                      vectors)
@@ -467,7 +468,7 @@ class PostgresStore:
                 self._reading(db, frozenset(groups))
                 found = (db.execute("SELECT id FROM hoprag.passages") if among is None else
                          db.execute("SELECT id FROM hoprag.passages WHERE id = ANY(%s)", (list(among),)))
-                return frozenset(r[0] for r in found)
+                return frozenset(r for (r,) in found.fetchall())  # one fetch: iterating a cursor costs a call per row
 
         try:
             return self._run(read)
@@ -498,7 +499,8 @@ class PostgresStore:
             with db.transaction():
                 self._reading(db, frozenset(readers))
                 row = db.execute("SELECT data FROM hoprag.derived WHERE generation = %s AND readers = %s "
-                                 "AND kind = %s AND key = %s", (generation, list(readers), kind, key)).fetchone()
+                                 "AND kind = %s AND key = %s", (generation, list(readers), kind, key),
+                                 binary=True).fetchone()
             return bytes(row[0]) if row else None
 
         try:
