@@ -237,7 +237,7 @@ def bridges(question: str, read: Sequence[Passage], view: Bridging, skip: set[st
         for surface, context in view.entities.units(passage.id):
             key = norm(surface)
             if (key in skip or not is_name(surface) or not set(content(surface)) - old or _common(surface, passage)
-                    or _not_a_name(surface, context) or (code and context.strip() in code)):
+                    or _not_a_name(surface, context, code)):
                 continue
             surface = first.setdefault(key, surface)
             spread = view.entities.spread_of(surface)
@@ -252,13 +252,14 @@ def bridges(question: str, read: Sequence[Passage], view: Bridging, skip: set[st
 
 #: A name written as code ("Mode.JSON", "HookName.COMPLETION_KWARGS") or stated only in a heading,
 #: table row or label line names a part of a document, not a thing another passage is about; so does
-#: a capitalised word on a line of a code block (``click.prompt('Please enter a number')``), which
-#: :func:`bridges` skips as well.
+#: a capitalised word on a line of a code block (``click.prompt('Please enter a number')``).
 _CODE = re.compile(r"_|\w\.\w{2,}|[()`]")
 
 
-def _not_a_name(surface: str, context: str) -> bool:
-    return bool(_CODE.search(surface)) or context.lstrip().startswith(("#", "|", "**"))
+def _not_a_name(surface: str, context: str, code: str) -> bool:
+    """``code``: the passage's fenced code blocks, joined."""
+    return (bool(_CODE.search(surface)) or context.lstrip().startswith(("#", "|", "**"))
+            or (bool(code) and context.strip() in code))
 
 
 def _common(surface: str, passage: Passage) -> bool:

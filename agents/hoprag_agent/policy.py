@@ -397,7 +397,8 @@ def _answering(ledger: Ledger, search: dict[str, Any]) -> list[dict[str, Any]]:
         if clean:
             out.append({**hit, "highlights": clean, "rank": rank})
     counted = _question(ledger).quantity
-    return sorted(out, key=lambda h: (counted and not states_number(_quote(h["highlights"])), -fit(h), h["rank"]))
+    return sorted(out, key=lambda h: (counted and not any(states_number(x["text"]) for x in h["highlights"]), -fit(h),
+                                      h["rank"]))
 
 
 def _shown(ledger: Ledger, ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
