@@ -285,6 +285,23 @@ def test_a_question_about_a_name_nothing_readable_holds_is_abstained_on_in_one_r
     assert policy.unheard(first["ledger"]) == []  # a sentence's first word is capitalised whatever it is
 
 
+def test_a_camelcase_name_is_not_heard_in_its_parts():
+    """"Compile templates to WebAssembly?" over docs saying "web" and "assembly" apart: the name itself is
+    nowhere, so no page answers about it; a hyphenated name is heard in its words, and a CamelCase one the
+    docs spell out is heard (controls)."""
+    docs = (Doc("web", "Templates render web pages. The assembly of a page starts at its base template.", PUBLIC,
+                title="Rendering", document="render.md"),
+            Doc("api", "The SandboxedEnvironment compiles templates for untrusted input.", PUBLIC, title="Sandbox",
+                document="sandbox.md"),
+            Doc("cli", "Bash completion is generated for every command.", PUBLIC, title="Shell", document="shell.md"))
+    engine = Engine(Corpus(docs, Lexicon(()), None, None), "bm25-titles")
+    run = drive(engine, "Can templates be compiled to WebAssembly?", budget=4)
+    assert policy.unheard(run["ledger"]) == ["WebAssembly"]
+    assert run["grade"]["status"] == "exhausted" and "nothing you may read mentions WebAssembly" in run["answer"]
+    assert policy.unheard(drive(engine, "What does the SandboxedEnvironment compile?", budget=4)["ledger"]) == []
+    assert policy.unheard(drive(engine, "Is Bash-completion generated?", budget=4)["ledger"]) == []
+
+
 def test_a_passage_fitting_less_answers_when_its_sentences_hold_the_questions_rarest_word():
     """A paraphrase shares few words with its answer, but keeps the specific one ("ftp"): a passage fitting
     less than ANSWERS answers when the sentences it quotes hold the rarest word the docs hold -- and not when

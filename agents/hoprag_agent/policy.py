@@ -516,14 +516,16 @@ def _see_also(ledger: Ledger) -> list[dict[str, str]]:
 def unheard(ledger: Ledger) -> list[str]:
     """The names a question asks about that nothing the caller may read holds in any form ("Can Black
     format Rust files?" over docs that never say "Rust"): capitalised words past a sentence's first, none of
-    whose words the search weighed. No page can answer about them -- the honest answer is to say so."""
+    whose words the search weighed. A CamelCase name is one word: pages saying "web" and "assembly" do not
+    mention "WebAssembly" (a hyphenated one is heard in its words: "bash completion" for "Bash-completion").
+    No page can answer about them -- the honest answer is to say so."""
     weights = ledger.get("weights") or {}
     out = []
     for m in re.finditer(r"[A-Za-z][\w+.-]*[\w+]|[A-Za-z]", ledger["question"]):
         word, before = m.group(), ledger["question"][:m.start()].rstrip()
         if not before or before.endswith((".", "?", "!", ":")) or not is_name(word):
             continue  # a sentence's first word is capitalised whatever it is
-        words = content(identifiers(word))
+        words = content(identifiers(word) if "-" in word else word)
         if words and not any(w in weights for w in words) and word not in out:
             out.append(word)
     return out
