@@ -88,7 +88,9 @@ class Reloader:
     def _persist(self, engine: Engine) -> None:
         """Save ``engine``'s derived data (beside serving): a later start then applies less."""
         try:
-            engine.persist(self._store.derived(engine.generation, self.readers))
+            with self._store.saving(engine.generation, self.readers) as mine:
+                if mine:  # else another replica (or `hoprag index`) saves it, or saved a later one
+                    engine.persist(self._store.derived(engine.generation, self.readers))
             self._saved_at = engine.changed
         except Exception as exc:  # noqa: BLE001 - a cache that cannot be saved is rebuilt by the next start
             log.info("derived data of generation %d not saved: %s", engine.generation, exc)

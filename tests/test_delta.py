@@ -477,6 +477,49 @@ def test_a_server_saves_its_derived_data_once_per_share_changed_not_at_every_cha
     live.stop()
 
 
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_a_base_is_saved_once_whoever_is_told_of_the_commit(tmp_path, request, kind, monkeypatch):
+    """Replicas told of one commit, and `hoprag index` after it, would each build and write the same base:
+    only the first does -- a replica skips a base ``hoprag index`` saved (both stores), and one another
+    process is saving (PostgreSQL: an advisory lock). Control: with neither, the replica saves."""
+    src, (db, readers) = tmp_path / "src", store_of(kind, tmp_path, request)
+    files = {f"f{i}.md": f"---\ngroups: [g0]\n---\n# F{i}\n\nAtlas {i} runs in region Comet.\n" for i in range(10)}
+    write_folder(src, files)
+    reindex(src, db)
+    monkeypatch.setattr(delta_module, "SAVE_SHARE", 0.25)  # due once more than 2.5 passages changed
+    saved: list[int] = []
+    real = Engine.persist
+    monkeypatch.setattr(Engine, "persist", lambda self, cache: (real(self, cache), saved.append(self.generation)))
+    live = Reloader(db, readers=readers)
+
+    def commit(*names: str) -> int:
+        write_folder(src, {n: files[n].replace("Comet", f"Draco {len(saved)} {n}") for n in names})
+        return reindex(src, db)
+
+    def refresh() -> None:
+        assert live.refresh()
+        deadline = time.monotonic() + 30
+        while live._persisting.is_set() and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    first = commit("f1.md", "f2.md")
+    refresh()
+    assert saved == [first]  # control: nobody else saved it
+    second = commit("f3.md", "f4.md")
+    store = open_store(db)
+    assert prepare(store, [readers] if readers else ()).base == second  # `hoprag index` saves it first
+    refresh()
+    assert saved == [first, second] and live.current().generation == second
+    if kind == "postgresql":
+        third = commit("f5.md", "f6.md")
+        with store.saving(third, readers) as mine:  # another replica is saving it
+            assert mine
+            refresh()
+        assert saved == [first, second]
+    store.close()
+    live.stop()
+
+
 def test_a_start_applying_a_small_change_finds_every_name_without_the_vocabularys_prefixes(tmp_path, monkeypatch):
     """A start loads the entity index from the store without the word prefixes of its vocabulary and
     applies a small change by reading the added passages' grams to full length: the same names, multi-word

@@ -461,6 +461,8 @@ def prepare(store: Store, principals: Sequence[frozenset[str]] = (), ranker: str
         engine.prepared()
         return Prepared(time.perf_counter() - start, engine.generation, 0)
     if save_due(engine):
-        engine.persist(store.derived(engine.generation, readers))
-        return Prepared(time.perf_counter() - start, engine.generation, 0)
+        with store.saving(engine.generation, readers) as mine:
+            if mine:  # else a server is saving it (told of the commit first), or saved a later one
+                engine.persist(store.derived(engine.generation, readers))
+                return Prepared(time.perf_counter() - start, engine.generation, 0)
     return Prepared(time.perf_counter() - start, engine.saved, engine.changed)

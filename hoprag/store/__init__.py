@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Protocol, Sequence
+from typing import Callable, ContextManager, Iterable, Protocol, Sequence
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -204,6 +204,11 @@ class Store(Protocol):
 
     def derived(self, generation: int, readers: frozenset[str] | None = None) -> Derived:
         """Where the derived data of ``generation``, read by ``readers``, persists (:meth:`Engine.persist`)."""
+
+    def saving(self, generation: int, readers: frozenset[str] | None = None) -> ContextManager[bool]:
+        """Whether this process is the one to save a base of ``generation`` for ``readers`` now (held
+        for the block): not when another process (a replica, ``hoprag index``) is saving one, nor when a
+        base of this generation or a later one is saved -- the same bytes, built and written once."""
 
     def wait(self, timeout: float) -> None:
         """Block until a change may have been committed, at most ``timeout`` seconds (a store that

@@ -22,8 +22,9 @@ import logging
 import re
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 from ..corpus import Doc
 from ..passages import FORMAT as PASSAGES_FORMAT, Passages
@@ -494,6 +495,29 @@ class PostgresStore:
                 self._listener = None
             time.sleep(timeout)
 
+    @contextmanager
+    def saving(self, generation: int, readers: frozenset[str] | None = None) -> Iterator[bool]:
+        """A session advisory lock per set of readers, on a connection of its own held for the block: two
+        replicas told of the same commit would otherwise both build and write the same base (each a second
+        of CPU, and the server's compression of every blob), and ``hoprag index`` a third time."""
+        conn, mine = None, False
+        try:
+            who = sorted(self._who(readers))
+            conn = self._connect()
+            mine = conn.execute("SELECT pg_try_advisory_lock(hashtext(%s))", (" ".join(["hoprag.derived", *who]),)
+                                ).fetchone()[0] and not conn.execute(
+                "SELECT 1 FROM hoprag.derived WHERE readers = %s AND kind = %s AND generation >= %s LIMIT 1",
+                (who, PASSAGES, generation)).fetchone()
+        except StoreError as exc:  # a cache that cannot be saved is rebuilt by the next start
+            log.info("derived data not saved: %s", exc)
+        except self._pg.Error as exc:
+            log.info("%s: derived data not saved: %s", self.name, _first_line(exc))
+        try:
+            yield bool(mine)
+        finally:
+            if conn is not None:
+                conn.close()  # the lock goes with the session
+
     def load_derived(self, generation: int, readers: tuple[str, ...], kind: str, key: str) -> bytes | None:
         def read(db: Any) -> bytes | None:
             with db.transaction():
@@ -516,7 +540,7 @@ class PostgresStore:
         def save(db: Any) -> None:
             with db.transaction():
                 saved = db.execute(
-                    "INSERT INTO hoprag.derived SELECT %s, %s, %s, %s, %s WHERE (SELECT value FROM hoprag.meta WHERE "
+                    "INSERT INTO hoprag.derived SELECT %s, %s, %s, %s, %b WHERE (SELECT value FROM hoprag.meta WHERE "
                     "key = 'generation') = %s OR EXISTS (SELECT 1 FROM hoprag.derived WHERE generation = %s AND "
                     "readers = %s AND kind = %s) ON CONFLICT DO NOTHING",
                     (generation, list(readers), kind, key, blob, str(generation), generation, list(readers),

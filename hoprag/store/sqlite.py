@@ -19,9 +19,10 @@ import logging
 import sqlite3
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from ..corpus import Doc
 from ..passages import FORMAT as PASSAGES_FORMAT, Passages
@@ -363,6 +364,19 @@ class SqliteStore:
 
     def derived(self, generation: int, readers: frozenset[str] | None = None) -> "_Derived":
         return _Derived(self, generation)
+
+    @contextmanager
+    def saving(self, generation: int, readers: frozenset[str] | None = None) -> Iterator[bool]:
+        """No base of ``generation`` or later saved yet (``hoprag index`` saves one as a server may: the
+        first to commit it wins, the other skips; the file's write lock keeps the two from interleaving)."""
+        try:
+            with self._lock:
+                saved = self._db.execute("SELECT 1 FROM derived WHERE kind = ? AND generation >= ? LIMIT 1",
+                                         (PASSAGES, generation)).fetchone()
+        except sqlite3.Error as exc:
+            log.info("%s: derived data unreadable: %s", self.path, exc)
+            saved = None
+        yield saved is None
 
     def load_derived(self, generation: int, kind: str, key: str) -> bytes | None:
         try:
