@@ -11,7 +11,8 @@ generation. The first engine is served as soon as it is loaded: its warm-up is t
 (``hoprag serve`` runs it beside the listener).
 
 Once enough has changed since the derived data the store holds was saved, a reloaded engine saves
-its own (:meth:`Engine.persist`, beside serving), so the next process starts from it.
+its own (:meth:`Engine.persist`, beside serving, after :data:`SAVE_GRACE` and only if no other process
+saved or is saving it), so the next process starts from it.
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ log = logging.getLogger("hoprag.reload")
 
 #: How often a serving process looks for a new generation (the reload latency is this plus applying it).
 POLL_SECONDS = 0.5
+#: A server waits this long before saving a base itself: ``hoprag index`` saves one after its commit
+#: (:func:`hoprag.ingest.prepare`, a few seconds at 100,000 passages) and is not serving, so a server
+#: spends nothing on a base an indexer saved -- only on one none did (an index run without the access file).
+SAVE_GRACE = 10.0
 
 
 class Reloader:
@@ -86,8 +91,11 @@ class Reloader:
         return True
 
     def _persist(self, engine: Engine) -> None:
-        """Save ``engine``'s derived data (beside serving): a later start then applies less."""
+        """Save ``engine``'s derived data (beside serving) unless another process does: a later start then
+        applies less."""
         try:
+            if self._stop.wait(SAVE_GRACE):
+                return
             with self._store.saving(engine.generation, self.readers) as mine:
                 if mine:  # else another replica (or `hoprag index`) saves it, or saved a later one
                     engine.persist(self._store.derived(engine.generation, self.readers))

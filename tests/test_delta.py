@@ -38,7 +38,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fake_models import HashEmbedder
-from hoprag import delta as delta_module, embed
+from hoprag import delta as delta_module, embed, reload as reload_module
 from hoprag.access import Principal
 from hoprag.engine import Engine
 from hoprag.graph import Graph
@@ -455,6 +455,7 @@ def test_a_server_saves_its_derived_data_once_per_share_changed_not_at_every_cha
     write_folder(src, files)
     reindex(src, db)
     monkeypatch.setattr(delta_module, "SAVE_SHARE", 0.25)  # due once more than 2.5 passages changed
+    monkeypatch.setattr(reload_module, "SAVE_GRACE", 0.0)
     saved: list[int] = []
     real = Engine.persist
     monkeypatch.setattr(Engine, "persist", lambda self, cache: (real(self, cache), saved.append(self.generation)))
@@ -480,8 +481,8 @@ def test_a_server_saves_its_derived_data_once_per_share_changed_not_at_every_cha
 @pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
 def test_a_base_is_saved_once_whoever_is_told_of_the_commit(tmp_path, request, kind, monkeypatch):
     """Replicas told of one commit, and `hoprag index` after it, would each build and write the same base:
-    only the first does -- a replica skips a base ``hoprag index`` saved (both stores), and one another
-    process is saving (PostgreSQL: an advisory lock). Control: with neither, the replica saves."""
+    only one does -- a replica waits SAVE_GRACE, then skips a base `hoprag index` saved meanwhile (both
+    stores) or one another process is saving (PostgreSQL: an advisory lock). Control: with neither, it saves."""
     src, (db, readers) = tmp_path / "src", store_of(kind, tmp_path, request)
     files = {f"f{i}.md": f"---\ngroups: [g0]\n---\n# F{i}\n\nAtlas {i} runs in region Comet.\n" for i in range(10)}
     write_folder(src, files)
@@ -490,31 +491,35 @@ def test_a_base_is_saved_once_whoever_is_told_of_the_commit(tmp_path, request, k
     saved: list[int] = []
     real = Engine.persist
     monkeypatch.setattr(Engine, "persist", lambda self, cache: (real(self, cache), saved.append(self.generation)))
-    live = Reloader(db, readers=readers)
+    live, store = Reloader(db, readers=readers), open_store(db)
 
     def commit(*names: str) -> int:
         write_folder(src, {n: files[n].replace("Comet", f"Draco {len(saved)} {n}") for n in names})
         return reindex(src, db)
 
-    def refresh() -> None:
-        assert live.refresh()
+    def settled() -> None:
         deadline = time.monotonic() + 30
         while live._persisting.is_set() and time.monotonic() < deadline:
             time.sleep(0.01)
 
+    monkeypatch.setattr(reload_module, "SAVE_GRACE", 0.0)
     first = commit("f1.md", "f2.md")
-    refresh()
+    assert live.refresh()
+    settled()
     assert saved == [first]  # control: nobody else saved it
+    monkeypatch.setattr(reload_module, "SAVE_GRACE", 1.0)
     second = commit("f3.md", "f4.md")
-    store = open_store(db)
-    assert prepare(store, [readers] if readers else ()).base == second  # `hoprag index` saves it first
-    refresh()
+    assert live.refresh()  # its save waits
+    assert prepare(store, [readers] if readers else ()).base == second  # `hoprag index` saves it meanwhile
+    settled()
     assert saved == [first, second] and live.current().generation == second
     if kind == "postgresql":
+        monkeypatch.setattr(reload_module, "SAVE_GRACE", 0.0)
         third = commit("f5.md", "f6.md")
         with store.saving(third, readers) as mine:  # another replica is saving it
             assert mine
-            refresh()
+            assert live.refresh()
+            settled()
         assert saved == [first, second]
     store.close()
     live.stop()
