@@ -367,8 +367,9 @@ class SqliteStore:
 
     @contextmanager
     def saving(self, generation: int, readers: frozenset[str] | None = None) -> Iterator[bool]:
-        """No base of ``generation`` or later saved yet (``hoprag index`` saves one as a server may: the
-        first to commit it wins, the other skips; the file's write lock keeps the two from interleaving)."""
+        """No base of ``generation`` or later is saved yet: ``hoprag index`` saves the one after its commit,
+        and a server asks only after :data:`~hoprag.reload.SAVE_GRACE` (two saving at once write the same
+        rows; ``INSERT OR IGNORE`` keeps the first)."""
         try:
             with self._lock:
                 saved = self._db.execute("SELECT 1 FROM derived WHERE kind = ? AND generation >= ? LIMIT 1",
