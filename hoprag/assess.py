@@ -176,23 +176,6 @@ def _units(text: str) -> list[tuple[int, int, bool]]:
     return out
 
 
-def _headings(text: str, units: list[tuple[int, int, bool]]) -> list[set[str]]:
-    """Each unit's words of the heading it stands under within the passage (a merged section's
-    "### Python Version"; none before the first): "The SDK requires Python 3.10." answers "What Python
-    version ..." because of the heading it is under. A ``#`` line inside fenced code is a comment."""
-    fences = [(a, b) for a, b, code in units if code]
-    heads = [m for m in _HEADING.finditer(text) if not any(a <= m.start() < b for a, b in fences)]
-    out: list[set[str]] = []
-    words: set[str] = set()
-    for a, _, _ in units:
-        while heads and heads[0].start() < a:
-            line = heads.pop(0)
-            end = text.find("\n", line.end())
-            words = stems(text[line.end():end if end >= 0 else len(text)])
-        out.append(words)
-    return out
-
-
 def _introduced(text: str, units: list[tuple[int, int, bool]], last: int, how: bool) -> list[int]:
     """What the sentence ``last`` introduces: after a sentence ending in ":" ("We implement this in two
     steps:", "use the following command:") the answer is what follows -- the code block, the list's
@@ -265,9 +248,7 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     matched = tuple(word for key, word in question.words.items() if key in found)
     units = _units(text)
     own = [stems(text[a:b]) for a, b, _ in units]
-    # the best unit is read with the heading it stands under; what joins it adds words of its own
-    heads = _headings(text, units)
-    scored = [(question.covered(own[i] | heads[i]), not code, -i) for i, (_, _, code) in enumerate(units)]
+    scored = [(question.covered(own[i]), not code, -i) for i, (_, _, code) in enumerate(units)]
     if not scored or max(scored)[0] <= 0:
         return Assessment(round(coverage, 3), (), matched)
     # a question that does not ask how is answered by a statement: a code block answers it only when no sentence
@@ -286,7 +267,7 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
                     text, units, max(grown)):
                 best, chosen = i, grown
                 break
-    focus = question.covered(heads[best].union(*(own[i] for i in chosen)))  # what follows an intro is for reading
+    focus = question.covered(set().union(*(own[i] for i in chosen)))  # what follows an intro is for reading
     if not units[best][2]:
         # a "how" answer shows code -- unless its sentences already name it in code ("pass `required=True`"
         # for "How do I make an option required?": inline code holding a word of the question)

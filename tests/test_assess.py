@@ -152,18 +152,3 @@ def test_a_how_many_question_is_answered_by_a_sentence_stating_a_number():
     assert "Here it is started with 2 processes." in [h.text for h in many.highlights]
     which = assess(Question("Which workers does the server start by default?", {}, 10), text)
     assert [h.text for h in which.highlights] == ["The server starts its workers by default in the background."]
-
-
-def test_a_sentence_is_read_with_the_heading_it_stands_under_in_a_merged_passage():
-    """Merged sections keep their headings in the passage: "The SDK requires Python 3.10" under "### Python
-    Version" answers "Which Python version ...", though another sentence holds more of the question's rarer
-    words. Controls: the same sentences without the headings, and a "#" comment in code (no heading)."""
-    q = Question("Which Python version does the Grok SDK need?", {"grok": 5.0, "sdk": 2.0, "python": 1.0, "version": 4.5}, 100)
-    streaming = "Streaming differs in the Grok SDK. It is planned. See the issue."
-    found = assess(q, f"### Streaming\n\n{streaming}\n\n### Python Version\n\nThe SDK requires Python 3.10.")
-    assert [h.text for h in found.highlights] == ["The SDK requires Python 3.10."]
-    assert found.focus == round((2.0 + 1.0 + 4.5) / q.total, 3)  # the heading's "version" counted for it
-    bare = assess(q, f"{streaming}\n\nThe SDK requires Python 3.10.")
-    assert [h.text for h in bare.highlights] == ["Streaming differs in the Grok SDK."]
-    code = assess(q, f"```sh\n# Python Version\npip install grok-sdk\n```\n\n{streaming}\n\nThe SDK requires Python 3.10.")
-    assert code.highlights[0].text == "Streaming differs in the Grok SDK."
