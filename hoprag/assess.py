@@ -52,6 +52,9 @@ _HOW = re.compile(rf"(?i)^\s*(how\b(?!\s+{_QUANTITY})|what(?:'s| is) the (?:synt
 _HOW_MANY = re.compile(rf"(?i)^\s*how\s+{_QUANTITY}")
 _NUMBER = re.compile(r"(?i)\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty"
                      r"|fifty|hundred|thousand|million|billion|once|twice|dozens?|half)\b")
+#: A question asking for a default ("What is the default ...", "... by default?") is answered by a sentence
+#: saying what the default is.
+_DEFAULT = re.compile(r"(?i)\bdefault(?:s|ed)?\b")
 _local = threading.local()
 #: Words of asking rather than of the need ("How can I ...", "Is there a way to ..."): a passage is
 #: not expected to contain them, so they do not count toward coverage.
@@ -117,6 +120,7 @@ class Question:
         self.total = sum(self.weights.values())
         self.how = bool(_HOW.search(text))
         self.quantity = bool(_HOW_MANY.search(text))
+        self.default = bool(_DEFAULT.search(text))
 
     def covered(self, found: set[str]) -> float:
         """The weighted share of the question's words among ``found`` stems."""
@@ -137,6 +141,11 @@ ITEM = re.compile(r"[ \t]*([-*+]|\d{1,3}[.)])[ \t]")
 def states_number(text: str) -> bool:
     """Does ``text`` state a quantity (a numeral or a number word)?"""
     return _NUMBER.search(text) is not None
+
+
+def states_default(text: str) -> bool:
+    """Does ``text`` say what something's default is (the word, in any form)?"""
+    return _DEFAULT.search(text) is not None
 
 
 def _units(text: str) -> list[tuple[int, int, bool]]:
@@ -256,6 +265,8 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     stated = [x for x in scored if x[1] and x[0] > 0]
     if question.quantity:  # "How many ...": of the sentences about it, those stating a number
         stated = [x for x in stated if states_number(text[units[-x[2]][0]:units[-x[2]][1]])] or stated
+    if question.default:  # "What is the default ...": of those, the ones saying what it is by default
+        stated = [x for x in stated if states_default(text[units[-x[2]][0]:units[-x[2]][1]])] or stated
     best = -max(scored if question.how or not stated else stated)[2]
     chosen = _grown(question, units, own, best)
     if question.how and not units[best][2] and not _shown_code(text, units, max(chosen)):

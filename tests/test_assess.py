@@ -152,3 +152,14 @@ def test_a_how_many_question_is_answered_by_a_sentence_stating_a_number():
     assert "Here it is started with 2 processes." in [h.text for h in many.highlights]
     which = assess(Question("Which workers does the server start by default?", {}, 10), text)
     assert [h.text for h in which.highlights] == ["The server starts its workers by default in the background."]
+
+
+def test_a_question_asking_for_a_default_is_answered_by_the_sentence_saying_it():
+    """The sentence covering most of "What is the default timeout ..." says nothing of a default; the one that
+    does answers; asked "Which timeout ..." (the control), the best-covering one."""
+    text = "The request timeout is checked per route.\n\nLogs go elsewhere. Workers restart. By default it is 30 seconds."
+    idf = {"request": 2.0, "timeout": 3.0, "default": 1.0}
+    asked = assess(Question("What is the default request timeout?", idf, 10), text)
+    assert [h.text for h in asked.highlights] == ["By default it is 30 seconds."]
+    which = assess(Question("Which request timeout is checked?", idf, 10), text)
+    assert [h.text for h in which.highlights] == ["The request timeout is checked per route."]

@@ -17,7 +17,7 @@ AGENT_USES_FROM_ENGINE = frozenset({
     "hoprag.settings",
     "hoprag.access.Access", "hoprag.access.AccessError", "hoprag.access.Principal", "hoprag.access.load_access",
     "hoprag.corpus.Doc", "hoprag.corpus.load_corpus",
-    "hoprag.assess.ITEM", "hoprag.assess.Question", "hoprag.assess.states_number", "hoprag.assess.stems",
+    "hoprag.assess.ITEM", "hoprag.assess.Question", "hoprag.assess.states_default", "hoprag.assess.states_number", "hoprag.assess.stems",
     "hoprag.entities.norm",
     "hoprag.lexicon.Lexicon", "hoprag.lexicon.Relation",
     "hoprag.settings.NOTED",

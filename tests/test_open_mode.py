@@ -340,6 +340,21 @@ def test_a_capitalised_word_on_a_line_of_code_is_no_bridge():
     assert "harbor bridge" in bridged("Ask for a number with prompt, as the Harbor Bridge number shows.")
 
 
+def test_a_question_asking_for_a_default_is_answered_by_a_passage_saying_it():
+    """"What is the default request timeout ..." is answered by what the default is: a passage covering more of
+    the question but saying nothing of a default comes after one that does; asked without "default" (the
+    control), the best-covering passage answers."""
+    docs = (Doc("route", "The server checks each request timeout per route.", PUBLIC, title="Routing", document="route.md"),
+            Doc("dflt", "The default timeout is 30 seconds.", PUBLIC, title="Settings", document="settings.md"),
+            Doc("log", "Logs go to stderr.", PUBLIC, title="Logging", document="log.md"))
+    engine = Engine(Corpus(docs, Lexicon(()), None, None), "bm25-titles")
+    asked = drive(engine, "What is the default request timeout of the server?")
+    hits = {h["id"]: h for h in asked["ledger"]["searches"][0]["hits"]}
+    assert policy.fit(hits["route"]) > policy.fit(hits["dflt"])
+    assert asked["grade"]["answer_doc"] == "dflt" and "30 seconds" in asked["grade"]["answer"]
+    assert drive(engine, "What is the request timeout of the server?")["grade"]["answer_doc"] == "route"
+
+
 def test_a_how_many_question_is_answered_by_a_passage_stating_a_number():
     """"How many ..." asks for a quantity: a passage covering every word of the question but stating no number
     does not answer it, one stating the number does; the same words asked as "Which ..." (the control) take the

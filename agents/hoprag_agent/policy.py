@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from hoprag.assess import ITEM as _ITEM, Question, states_number, stems
+from hoprag.assess import ITEM as _ITEM, Question, states_default, states_number, stems
 from hoprag.corpus import Doc
 from hoprag.entities import norm
 from hoprag.lexicon import Lexicon, Relation
@@ -396,9 +396,10 @@ def _answering(ledger: Ledger, search: dict[str, Any]) -> list[dict[str, Any]]:
         clean = [h for h in hit.get("highlights", []) if not directives(h["text"])]
         if clean:
             out.append({**hit, "highlights": clean, "rank": rank})
-    counted = _question(ledger).quantity
-    return sorted(out, key=lambda h: (counted and not any(states_number(x["text"]) for x in h["highlights"]), -fit(h),
-                                      h["rank"]))
+    question = _question(ledger)
+    return sorted(out, key=lambda h: (question.quantity and not any(states_number(x["text"]) for x in h["highlights"]),
+                                      question.default and not any(states_default(x["text"]) for x in h["highlights"]),
+                                      -fit(h), h["rank"]))
 
 
 def _shown(ledger: Ledger, ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
