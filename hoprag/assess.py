@@ -263,10 +263,11 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     # a question that does not ask how is answered by a statement: a code block answers it only when no sentence
     # holds a word of it (a console transcript echoing the question's words states nothing)
     stated = [x for x in scored if x[1] and x[0] > 0]
-    if question.quantity:  # "How many ...": of the sentences about it, those stating a number
-        stated = [x for x in stated if states_number(text[units[-x[2]][0]:units[-x[2]][1]])] or stated
-    if question.default:  # "What is the default ...": of those, the ones saying what it is by default
-        stated = [x for x in stated if states_default(text[units[-x[2]][0]:units[-x[2]][1]])] or stated
+    # "How many ...": of the sentences about it, those stating a number; "What is the default ...": of
+    # those, the ones saying what it is by default
+    for asks, states in ((question.quantity, states_number), (question.default, states_default)):
+        if asks:
+            stated = [x for x in stated if states(text[units[-x[2]][0]:units[-x[2]][1]])] or stated
     best = -max(scored if question.how or not stated else stated)[2]
     chosen = _grown(question, units, own, best)
     if question.how and not units[best][2] and not _shown_code(text, units, max(chosen)):

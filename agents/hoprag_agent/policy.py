@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from hoprag.assess import ITEM as _ITEM, Question, states_default, states_number, stems
 from hoprag.corpus import Doc
@@ -390,16 +390,20 @@ def walk_of(ledger: Ledger) -> tuple[BridgeWalker, Hop | None]:
 def _answering(ledger: Ledger, search: dict[str, Any]) -> list[dict[str, Any]]:
     """A search's trusted hits that can answer, best covering first (ties: rank order): each with its
     highlights minus any sentence the injection detector flags -- flagged text never becomes an answer.
-    A "how many" question is answered by a number: hits whose highlights state one come first."""
+    A "how many" question is answered by a number: hits whose highlights state one come first; a question
+    asking for a default, by what the default is: hits whose highlights say "default" come first."""
     out = []
     for rank, hit in enumerate(search.get("hits", [])):
         clean = [h for h in hit.get("highlights", []) if not directives(h["text"])]
         if clean:
             out.append({**hit, "highlights": clean, "rank": rank})
     question = _question(ledger)
-    return sorted(out, key=lambda h: (question.quantity and not any(states_number(x["text"]) for x in h["highlights"]),
-                                      question.default and not any(states_default(x["text"]) for x in h["highlights"]),
-                                      -fit(h), h["rank"]))
+
+    def silent(hit: dict[str, Any], states: Callable[[str], bool]) -> bool:
+        return not any(states(x["text"]) for x in hit["highlights"])
+
+    return sorted(out, key=lambda h: (question.quantity and silent(h, states_number),
+                                      question.default and silent(h, states_default), -fit(h), h["rank"]))
 
 
 def _shown(ledger: Ledger, ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
