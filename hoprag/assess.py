@@ -42,7 +42,7 @@ MAX_CODE_CHARS = 1200
 CODE_AFTER = 4
 #: Sentences covering within this much of the best tie (a "how" question then prefers the one showing code).
 TIED = 0.05
-_INLINE_CODE = re.compile(r"`([^`\n]+)`")
+INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _HEADING = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]")
 #: A question asking *how to* do something ("How do I ...", "What is the syntax ..."); "How many / much / long
 #: ..." asks for a quantity instead, which a sentence states (a numeral or a number word).
@@ -284,7 +284,7 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
         # a "how" answer shows code -- unless its sentences already name it in code ("pass `required=True`"
         # for "How do I make an option required?": inline code holding a word of the question)
         show = question.how and not any(stems(span) & question.weights.keys() for i in chosen
-                                        for span in _INLINE_CODE.findall(text, units[i][0], units[i][1]))
+                                        for span in INLINE_CODE.findall(text, units[i][0], units[i][1]))
         chosen += _introduced(text, units, max(chosen), show)
         if show and not any(units[i][2] for i in chosen):
             chosen += [i for i in _shown_code(text, units, max(chosen)) if i not in chosen]

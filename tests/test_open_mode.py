@@ -355,6 +355,24 @@ def test_a_question_asking_for_a_default_is_answered_by_a_passage_saying_it():
     assert drive(engine, "What is the request timeout of the server?")["grade"]["answer_doc"] == "route"
 
 
+@pytest.mark.parametrize("question, answers", [
+    ("Which environment variable sets the cache folder?", "named"),
+    ("What sets the cache folder?", "plain"),  # control: not a "which" question
+    ("Which folder does the environment variable set?", "plain")])  # control: a folder is not named in code
+def test_a_which_question_about_a_thing_of_code_prefers_the_tied_hit_naming_it_in_code(question, answers):
+    """"Which environment variable ..." asks for a name, and documentation names it in code: of hits that fit
+    alike, the one whose highlights name it (`CACHE_FOLDER`, holding words of the question) answers."""
+    docs = (Doc("plain", "The cache folder is set by an environment variable; the cache folder holds downloads.", PUBLIC,
+                title="Cache folder", document="cache.md"),
+            Doc("named", "The environment variable `CACHE_FOLDER` sets the cache folder.", PUBLIC, title="Variables",
+                document="vars.md"),
+            Doc("log", "Logs go to stderr.", PUBLIC, title="Logging", document="log.md"))
+    run = drive(Engine(Corpus(docs, Lexicon(()), None, None), "bm25-titles"), question)
+    hits = run["ledger"]["searches"][0]["hits"]
+    assert [h["id"] for h in hits[:2]] == ["plain", "named"] and policy.fit(hits[0]) == policy.fit(hits[1])
+    assert run["grade"]["answer_doc"] == answers
+
+
 def test_a_how_many_question_is_answered_by_a_passage_stating_a_number():
     """"How many ..." asks for a quantity: a passage covering every word of the question but stating no number
     does not answer it, one stating the number does; the same words asked as "Which ..." (the control) take the

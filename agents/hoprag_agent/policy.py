@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from hoprag.assess import ITEM as _ITEM, Question, states_default, states_number, stems
+from hoprag.assess import INLINE_CODE, ITEM as _ITEM, Question, states_default, states_number, stems
 from hoprag.corpus import Doc
 from hoprag.entities import norm
 from hoprag.lexicon import Lexicon, Relation
@@ -26,6 +26,10 @@ from mcp_server.tools import MAX_QUERY_CHARS
 from .directives import directives
 
 Ledger = dict[str, Any]
+#: A question asking which thing of code (a variable, an option, a class ...): documentation names it in code.
+_WHICH = re.compile(r"(?i)\s*which\s+(?:[\w.-]+\s+){0,2}?(?:variable|option|flag|setting|function|method|class|"
+                    r"parameter|argument|command|key|field|module|decorator|exception|error|hook|mode|attribute|"
+                    r"propert(?:y|ie)|filter|environment|type|endpoint|header)s?\b")
 #: The tools that spend the read budget: one unit per call of either, whatever it returns (a failed
 #: call reached the server too); the other tools are free.
 READS = ("search", "fetch")
@@ -407,12 +411,20 @@ def _answering(ledger: Ledger, search: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _shown(ledger: Ledger, ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """For a "how" question, among hits that fit as well as the best (within :data:`TIED`), the first that
-    shows code comes first: documentation answers "how" in code, and the sentence about it alone does not."""
-    if not ranked or not _question(ledger).how:
+    """Among hits that fit as well as the best (within :data:`TIED`), the one saying it the way the question
+    asks comes first: for a "how" question the first that shows code (documentation answers "how" in code,
+    and the sentence about it alone does not); for a "which ..." question the first naming something in
+    code that holds a word of the question ("Which environment variable ..." -- `PIP_CONFIG_FILE`)."""
+    question = _question(ledger)
+    if not ranked or not (question.how or _WHICH.match(question.text)):
         return ranked
     tied = [h for h in ranked if fit(h) >= fit(ranked[0]) - TIED]
-    coded = next((h for h in tied if any(x["text"].lstrip().startswith(("```", "~~~")) for x in h["highlights"])), None)
+    if question.how:
+        coded = next((h for h in tied if any(x["text"].lstrip().startswith(("```", "~~~")) for x in h["highlights"])),
+                     None)
+    else:
+        coded = next((h for h in tied if any(stems(span) & question.weights.keys() for x in h["highlights"]
+                                             for span in INLINE_CODE.findall(x["text"]))), None)
     return ranked if coded is None else [coded, *(h for h in ranked if h is not coded)]
 
 
