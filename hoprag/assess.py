@@ -136,6 +136,9 @@ class Question:
 _LINE_START = re.compile(r"[ \t]*([-*+][ \t]|\d{1,3}[.)][ \t]|\||>|#)")
 #: A list item's line.
 ITEM = re.compile(r"[ \t]*([-*+]|\d{1,3}[.)])[ \t]")
+#: A line naming a thing of code that the lines after it define, as reference pages do ("PERMANENT_SESSION_LIFETIME:",
+#: "`max_retries`:", "--no-cache-dir:"): a name with "_", ".", an inner capital or a leading "--", or in backticks.
+_TERM = re.compile(r"(`[^`\n]+`|--?[\w-]+|[A-Za-z_]\w*(?:[_.]|[a-z][A-Z])[\w.]*):")
 
 
 def states_number(text: str) -> bool:
@@ -146,6 +149,11 @@ def states_number(text: str) -> bool:
 def states_default(text: str) -> bool:
     """Does ``text`` say what something's default is (the word, in any form)?"""
     return _DEFAULT.search(text) is not None
+
+
+def gives_default(text: str) -> bool:
+    """Does ``text`` say what a default is and give it ("Default: `timedelta(days=31)`"), in code or a number?"""
+    return states_default(text) and (INLINE_CODE.search(text) is not None or states_number(text))
 
 
 def _units(text: str) -> list[tuple[int, int, bool]]:
@@ -182,6 +190,20 @@ def _units(text: str) -> list[tuple[int, int, bool]]:
         if fence:
             out.append((fence.start(), fence.end(), True))
             at = fence.end()
+    return out
+
+
+def _defined(text: str, units: list[tuple[int, int, bool]]) -> list[set[str]]:
+    """The stems of the term each unit defines (a unit may start with its line): a reference entry's sentences ("Default: `timedelta(days=31)`")
+    say nothing of the name they are about but stand under it -- until the next term or heading."""
+    out, term = [], set()
+    for i, (a, b, code) in enumerate(units):
+        if i and _HEADING.search(text, units[i - 1][1], a):
+            term = set()
+        line = text[a:b].split("\n", 1)[0]
+        if not code and _TERM.fullmatch(line):
+            term = stems(line)
+        out.append(term)
     return out
 
 
@@ -256,7 +278,7 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     coverage = question.covered(found)
     matched = tuple(word for key, word in question.words.items() if key in found)
     units = _units(text)
-    own = [stems(text[a:b]) for a, b, _ in units]
+    own = [stems(text[a:b]) | term for (a, b, _), term in zip(units, _defined(text, units))]
     scored = [(question.covered(own[i]), not code, -i) for i, (_, _, code) in enumerate(units)]
     if not scored or max(scored)[0] <= 0:
         return Assessment(round(coverage, 3), (), matched)
@@ -264,8 +286,9 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     # holds a word of it (a console transcript echoing the question's words states nothing)
     stated = [x for x in scored if x[1] and x[0] > 0]
     # "How many ...": of the sentences about it, those stating a number; "What is the default ...": of
-    # those, the ones saying what it is by default
-    for asks, states in ((question.quantity, states_number), (question.default, states_default)):
+    # those, the ones saying what it is by default, and of these the ones giving it (in code or a number)
+    for asks, states in ((question.quantity, states_number), (question.default, states_default),
+                         (question.default, gives_default)):
         if asks:
             stated = [x for x in stated if states(text[units[-x[2]][0]:units[-x[2]][1]])] or stated
     best = -max(scored if question.how or not stated else stated)[2]

@@ -163,3 +163,19 @@ def test_a_question_asking_for_a_default_is_answered_by_the_sentence_saying_it()
     assert [h.text for h in asked.highlights] == ["By default it is 30 seconds."]
     which = assess(Question("Which request timeout is checked?", idf, 10), text)
     assert [h.text for h in which.highlights] == ["The request timeout is checked per route."]
+
+
+def test_a_reference_entry_answers_for_the_name_it_stands_under_and_a_default_is_given():
+    """A reference page defines names one entry after another: "Default: `timedelta(days=31)`" says nothing of
+    the name it is about, but stands under it; and of sentences saying "default", the one giving it answers.
+    Controls: the entry of another name (its sentence covers less), and a label that is no name ("Note:")."""
+    text = ("SESSION_COOKIE_SECURE:\nSend the cookie over HTTPS only.\n\nDefault: `False`\n\n"
+            "PERMANENT_SESSION_LIFETIME:\nIf `session.permanent` is true, the cookie expires this many seconds later.\n\n"
+            "The default cookie implementation checks the signature's age against this value.\n\n"
+            "Default: `timedelta(days=31)`\n\n"
+            "SESSION_REFRESH_EACH_REQUEST:\nSend the permanent session cookie with every response (the default).\n\n"
+            "Default: `True`")
+    asked = Question("What is the default PERMANENT_SESSION_LIFETIME?", {}, 10)
+    assert [h.text for h in assess(asked, text).highlights] == ["Default: `timedelta(days=31)`"]
+    labelled = text.replace("PERMANENT_SESSION_LIFETIME:", "Note:")
+    assert [h.text for h in assess(asked, labelled).highlights] != ["Default: `timedelta(days=31)`"]

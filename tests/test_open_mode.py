@@ -355,6 +355,23 @@ def test_a_question_asking_for_a_default_is_answered_by_a_passage_saying_it():
     assert drive(engine, "What is the request timeout of the server?")["grade"]["answer_doc"] == "route"
 
 
+@pytest.mark.parametrize("given, answers", [("Default: `timedelta(days=31)`", "ref"),
+                                            ("Default: as long as the browser keeps it.", "adj")])  # control: no value
+def test_of_passages_saying_default_alike_the_one_giving_it_answers(given: str, answers: str):
+    """Two passages fit "What is the default session lifetime?" alike and both say "default"; the one giving the
+    default in code or a number answers, though the other ranks first; when it gives none, rank order decides."""
+    docs = (Doc("adj", "The default cookie implementation checks the session lifetime.", PUBLIC,
+                title="Session lifetime", document="security.md"),
+            Doc("ref", f"SESSION_LIFETIME:\nHow long a session lasts.\n\n{given}", PUBLIC, title="Configuration",
+                document="config.md"),
+            Doc("log", "Logs go to stderr.", PUBLIC, title="Logging", document="log.md"))
+    engine = Engine(Corpus(docs, Lexicon(()), None, None), "bm25-titles")
+    asked = drive(engine, "What is the default session lifetime?")
+    hits = asked["ledger"]["searches"][0]["hits"]
+    assert hits[0]["id"] == "adj" and abs(policy.fit(hits[0]) - policy.fit(hits[1])) <= policy.TIED
+    assert asked["grade"]["answer_doc"] == answers
+
+
 @pytest.mark.parametrize("question, answers", [
     ("Which environment variable sets the cache folder?", "named"),
     ("What sets the cache folder?", "plain"),  # control: not a "which" question

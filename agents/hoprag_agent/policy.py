@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from hoprag.assess import INLINE_CODE, ITEM as _ITEM, Question, states_default, states_number, stems
+from hoprag.assess import INLINE_CODE, ITEM as _ITEM, Question, gives_default, states_default, states_number, stems
 from hoprag.corpus import Doc
 from hoprag.entities import norm
 from hoprag.lexicon import Lexicon, Relation
@@ -414,14 +414,17 @@ def _shown(ledger: Ledger, ranked: list[dict[str, Any]]) -> list[dict[str, Any]]
     """Among hits that fit as well as the best (within :data:`TIED`), the one saying it the way the question
     asks comes first: for a "how" question the first that shows code (documentation answers "how" in code,
     and the sentence about it alone does not); for a "which ..." question the first naming something in
-    code that holds a word of the question ("Which environment variable ..." -- `PIP_CONFIG_FILE`)."""
+    code that holds a word of the question ("Which environment variable ..." -- `PIP_CONFIG_FILE`); for any other
+    asking for a default, the first giving it in code or a number ("Default: `timedelta(days=31)`")."""
     question = _question(ledger)
-    if not ranked or not (question.how or _WHICH.match(question.text)):
+    if not ranked or not (question.how or question.default or _WHICH.match(question.text)):
         return ranked
     tied = [h for h in ranked if fit(h) >= fit(ranked[0]) - TIED]
     if question.how:
         coded = next((h for h in tied if any(x["text"].lstrip().startswith(("```", "~~~")) for x in h["highlights"])),
                      None)
+    elif question.default:
+        coded = next((h for h in tied if any(gives_default(x["text"]) for x in h["highlights"])), None)
     else:
         coded = next((h for h in tied if any(stems(span) & question.weights.keys() for x in h["highlights"]
                                              for span in INLINE_CODE.findall(x["text"]))), None)
