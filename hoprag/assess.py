@@ -35,8 +35,12 @@ MIN_GAIN = 0.12
 NEAR = 2
 #: A line this short ending in ":" between a sentence and its code block is the code's label.
 MAX_LABEL = 40
-#: A code block is quoted with a "how" question only up to this size (longer: its first lines).
+#: A code block longer than this is too long to quote: what it covers is what its :data:`CODE_LINES`
+#: consecutive lines covering most of the question cover (a command's whole ``--help`` output holds every
+#: word of a question, each on another option's line), and it is quoted up to this size when they lie in
+#: that part, else as those lines.
 MAX_CODE_CHARS = 1200
+CODE_LINES = 3
 #: A "how" question's answer shows the code that follows its best sentence within this many units, in
 #: the same section: documentation names the task first and shows how a few sentences later.
 CODE_AFTER = 4
@@ -83,11 +87,12 @@ def stems(text: str) -> set[str]:
 
 @dataclass(frozen=True)
 class Highlight:
-    """A sentence (or code block) of a passage, as ``text[start:end]``."""
+    """A sentence, a code block or lines of one (``code``) of a passage, as ``text[start:end]``."""
 
     text: str
     start: int
     end: int
+    code: bool = False
 
 
 @dataclass(frozen=True)
@@ -207,6 +212,21 @@ def _defined(text: str, units: list[tuple[int, int, bool]]) -> list[set[str]]:
     return out
 
 
+def _lines_covering(question: Question, text: str, start: int, end: int) -> tuple[int, int]:
+    """The span of the code block ``text[start:end]``'s :data:`CODE_LINES` consecutive lines (fences
+    aside) that cover most of ``question``; of equals, the one whose first line covers most (an option's
+    line, then its description's), then the first."""
+    lines = [(m.start(), m.end()) for m in re.finditer(r"[^\n]+", text[start:end])][1:]  # the opening fence
+    if lines and text[start + lines[-1][0]:start + lines[-1][1]].lstrip().startswith(("```", "~~~")):
+        lines.pop()  # the closing one (a block the passage cuts has none)
+    own = [stems(text[start + a:start + b]) for a, b in lines]
+    runs = [(question.covered(set().union(*own[i:i + CODE_LINES])), question.covered(own[i]) if own else 0.0, -i)
+            for i in range(max(1, len(lines) - CODE_LINES + 1))]
+    first = -max(runs)[2]
+    window = lines[first:first + CODE_LINES] or [(0, end - start)]
+    return start + window[0][0], start + window[-1][1]
+
+
 def _introduced(text: str, units: list[tuple[int, int, bool]], last: int, how: bool) -> list[int]:
     """What the sentence ``last`` introduces: after a sentence ending in ":" ("We implement this in two
     steps:", "use the following command:") the answer is what follows -- the code block, the list's
@@ -278,7 +298,10 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     coverage = question.covered(found)
     matched = tuple(word for key, word in question.words.items() if key in found)
     units = _units(text)
-    own = [stems(text[a:b]) | term for (a, b, _), term in zip(units, _defined(text, units))]
+    lines = {i: _lines_covering(question, text, a, b) for i, (a, b, code) in enumerate(units)
+             if code and b - a > MAX_CODE_CHARS}  # what a block too long to quote answers with
+    own = [stems(text[slice(*lines.get(i, (a, b)))]) | term
+           for i, ((a, b, _), term) in enumerate(zip(units, _defined(text, units)))]
     scored = [(question.covered(own[i]), not code, -i) for i, (_, _, code) in enumerate(units)]
     if not scored or max(scored)[0] <= 0:
         return Assessment(round(coverage, 3), (), matched)
@@ -314,7 +337,8 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     spans = []
     for i in sorted(chosen):
         a, b, is_code = units[i]
-        if is_code and b - a > MAX_CODE_CHARS:
-            b = a + text[a:a + MAX_CODE_CHARS].rfind("\n")
-        spans.append(Highlight(text[a:b], a, b))
+        if i in lines:  # its first lines when they hold the lines that answer, else those lines
+            cut = a + text[a:a + MAX_CODE_CHARS].rfind("\n")
+            a, b = (a, cut) if lines[i][1] <= cut else lines[i]
+        spans.append(Highlight(text[a:b], a, b, is_code))
     return Assessment(round(coverage, 3), tuple(spans), matched, round(focus, 3))

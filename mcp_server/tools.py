@@ -84,6 +84,8 @@ class Highlight(BaseModel):
     text: str = Field(description="A sentence (or code block) of the result's text: text[start:end].")
     start: int
     end: int
+    code: bool = Field(default=False, description="Code: a whole code block (with its fences), or the few lines of "
+                                                  "one too long to quote that answer best (quote them as code).")
 
 
 class SearchResult(BaseModel):
@@ -332,7 +334,7 @@ def search(
             id=h.doc.id, title=h.doc.title, url=h.doc.source, **_split(trusted, text), score=h.score, source=h.doc.source,
             trusted=trusted, updated=_date(h.doc), facts=_facts(engine, h.doc), document=h.doc.document_id,
             section=h.doc.section, coverage=found.coverage if found else 0.0,
-            highlights=[Highlight(text=x.text, start=x.start, end=x.end) for x in found.highlights] if found else [],
+            highlights=[Highlight(text=x.text, start=x.start, end=x.end, code=x.code) for x in found.highlights] if found else [],
             matched=list(found.matched) if found else [], answers=found.focus if found else 0.0,
             claims=_claims(engine, h.doc, groups), entities=_mentions(engine, view, h.doc)))
     return SearchResults(results=results, weights={t: round(w, 4) for t, w in weights.items()})

@@ -404,3 +404,20 @@ def test_a_how_many_question_is_answered_by_a_passage_stating_a_number():
     assert [h["id"] for h in hits[:2]] == ["sync", "count"] and policy.fit(hits[0]) > policy.fit(hits[1])
     assert many["grade"]["answer_doc"] == "count" and "1 worker" in many["grade"]["answer"]
     assert drive(engine, "Which workers does Gunicorn start by default?")["grade"]["answer_doc"] == "sync"
+
+
+def test_a_help_output_answers_with_the_lines_of_the_option_quoted_as_code():
+    """A page holding a command's whole --help output: the answer is the option's few lines, fenced as code with
+    their indentation, carried by search's highlights (``code``) -- not the output's first lines."""
+    options = [f"  --option-{n:03d}          Does thing number {n} of the tool." for n in range(60)]
+    options[41:43] = ["  --durations=N         Show N slowest setup/test durations (N=0 for all)",
+                      "                        with setup and teardown."]
+    docs = (Doc("help", "All the flags:\n\n```\n" + "\n".join(options) + "\n```", PUBLIC, title="Command line",
+                document="cli.md"),
+            Doc("log", "Logs go to stderr.", PUBLIC, title="Logging", document="log.md"))
+    engine = Engine(Corpus(docs, Lexicon(()), None, None), "bm25-titles")
+    asked = drive(engine, "How do I show the slowest test durations?")
+    answer = asked["grade"]["answer"]
+    assert answer.startswith("All the flags:\n```\n--durations=N")
+    assert any(line.startswith("  ") and line.lstrip().startswith("with setup") for line in answer.splitlines())
+    assert answer.endswith("```") and "--option-000" not in answer

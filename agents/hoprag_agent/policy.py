@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import textwrap
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -421,8 +422,7 @@ def _shown(ledger: Ledger, ranked: list[dict[str, Any]]) -> list[dict[str, Any]]
         return ranked
     tied = [h for h in ranked if fit(h) >= fit(ranked[0]) - TIED]
     if question.how:
-        coded = next((h for h in tied if any(x["text"].lstrip().startswith(("```", "~~~")) for x in h["highlights"])),
-                     None)
+        coded = next((h for h in tied if any(_is_code(x) for x in h["highlights"])), None)
     elif question.default:
         coded = next((h for h in tied if any(gives_default(x["text"]) for x in h["highlights"])), None)
     else:
@@ -455,6 +455,11 @@ def _cite(ledger: Ledger, hit: dict[str, Any], via: str | None = None, source: s
             "quote": _quote(hit["highlights"]), "via": via, "from": source, "hop": hop}
 
 
+def _is_code(highlight: dict[str, Any]) -> bool:
+    """A code block, or lines of one (``code``: a block too long to quote answers with a few of its lines)."""
+    return bool(highlight.get("code")) or highlight["text"].lstrip().startswith(("```", "~~~"))
+
+
 def _quote(highlights: list[dict[str, Any]]) -> str:
     """Highlights as one answer: sentences joined by spaces, a code block and each list item on lines of their own."""
     parts: list[str] = []
@@ -464,6 +469,8 @@ def _quote(highlights: list[dict[str, Any]]) -> str:
             fence = text[:3]
             parts.append("\n" + text + ("" if text.rstrip().endswith(fence) and text.count(fence) >= 2 else f"\n{fence}")
                          + "\n")
+        elif _is_code(h):  # lines of a longer block, fenced as code, their indentation kept
+            parts.append("\n```\n" + textwrap.dedent(h["text"]).strip("\n") + "\n```\n")
         elif _ITEM.match(text):  # a list's items stay one per line
             parts.append("\n" + " ".join(text.split()))
         else:
