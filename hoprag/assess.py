@@ -199,8 +199,9 @@ def _units(text: str) -> list[tuple[int, int, bool]]:
 
 
 def _defined(text: str, units: list[tuple[int, int, bool]]) -> list[set[str]]:
-    """The stems of the term each unit defines (a unit may start with its line): a reference entry's sentences ("Default: `timedelta(days=31)`")
-    say nothing of the name they are about but stand under it -- until the next term or heading."""
+    """The stems of the term each unit stands under (a unit may start with the term's line): a reference
+    entry's sentences ("Default: `timedelta(days=31)`") say nothing of the name they are about, but stand
+    under it -- until the next term or heading."""
     out, term = [], set()
     for i, (a, b, code) in enumerate(units):
         if i and _HEADING.search(text, units[i - 1][1], a):

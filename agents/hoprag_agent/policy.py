@@ -414,9 +414,9 @@ def _answering(ledger: Ledger, search: dict[str, Any]) -> list[dict[str, Any]]:
 def _shown(ledger: Ledger, ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Among hits that fit as well as the best (within :data:`TIED`), the one saying it the way the question
     asks comes first: for a "how" question the first that shows code (documentation answers "how" in code,
-    and the sentence about it alone does not); for a "which ..." question the first naming something in
-    code that holds a word of the question ("Which environment variable ..." -- `PIP_CONFIG_FILE`); for any other
-    asking for a default, the first giving it in code or a number ("Default: `timedelta(days=31)`")."""
+    and the sentence about it alone does not); else for one asking for a default, the first giving it in code
+    or a number ("Default: `timedelta(days=31)`"); else for a "which ..." question the first naming something
+    in code that holds a word of the question ("Which environment variable ..." -- `PIP_CONFIG_FILE`)."""
     question = _question(ledger)
     if not ranked or not (question.how or question.default or _WHICH.match(question.text)):
         return ranked
