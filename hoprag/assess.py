@@ -143,6 +143,9 @@ _LINE_START = re.compile(r"[ \t]*([-*+][ \t]|\d{1,3}[.)][ \t]|\||>|#)")
 ITEM = re.compile(r"[ \t]*([-*+]|\d{1,3}[.)])[ \t]")
 #: A line naming a thing of code that the lines after it define, as reference pages do ("PERMANENT_SESSION_LIFETIME:",
 #: "`max_retries`:", "--no-cache-dir:"): a name with "_", ".", an inner capital or a leading "--", or in backticks.
+#: A pointer to another page ("See also: pythonpath.", Sphinx's "Seealso:", "See the hook's documentation for
+#: details."): it answers nothing itself.
+_POINTER = re.compile(r"(?i)[ \t]*see(?:[ \t]*also\b|\b[^\n]*\bfor[ \t]+(?:more[ \t]+)?(?:details|information)\b)")
 _TERM = re.compile(r"(`[^`\n]+`|--?[\w-]+|[A-Za-z_]\w*(?:[_.]|[a-z][A-Z])[\w.]*):")
 
 
@@ -301,8 +304,8 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     units = _units(text)
     lines = {i: _lines_covering(question, text, a, b) for i, (a, b, code) in enumerate(units)
              if code and b - a > MAX_CODE_CHARS}  # what a block too long to quote answers with
-    own = [stems(text[slice(*lines.get(i, (a, b)))]) | term
-           for i, ((a, b, _), term) in enumerate(zip(units, _defined(text, units)))]
+    own = [set() if not code and _POINTER.match(text, a) else stems(text[slice(*lines.get(i, (a, b)))]) | term
+           for i, ((a, b, code), term) in enumerate(zip(units, _defined(text, units)))]
     scored = [(question.covered(own[i]), not code, -i) for i, (_, _, code) in enumerate(units)]
     if not scored or max(scored)[0] <= 0:
         return Assessment(round(coverage, 3), (), matched)

@@ -200,3 +200,13 @@ def test_a_code_block_too_long_to_quote_answers_with_its_lines_that_cover_the_qu
     short = "Every flag of the tool:\n\n```\n" + "\n".join(options[40:44]) + "\n```"
     whole = [h for h in assess(q, short).highlights if h.code]
     assert whole and whole[0].text.startswith("```") and whole[0].text.endswith("```")
+
+
+def test_a_pointer_to_another_page_is_no_answer():
+    """"See also: printing output." holds both words of "How do I see my prints?" and says nothing: the sentence
+    that does answers. Control: the same words in a sentence of their own are one."""
+    q = Question("How do I see my prints?", {}, 10)
+    text = "See also: printing output.\n\nPass -s to show prints as they happen."
+    assert [h.text for h in assess(q, text).highlights] == ["Pass -s to show prints as they happen."]
+    plain = "You see prints of failing tests only.\n\nPass -s to show prints as they happen."
+    assert assess(q, plain).highlights[0].text == "You see prints of failing tests only."
