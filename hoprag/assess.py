@@ -141,11 +141,11 @@ class Question:
 _LINE_START = re.compile(r"[ \t]*([-*+][ \t]|\d{1,3}[.)][ \t]|\||>|#)")
 #: A list item's line.
 ITEM = re.compile(r"[ \t]*([-*+]|\d{1,3}[.)])[ \t]")
-#: A line naming a thing of code that the lines after it define, as reference pages do ("PERMANENT_SESSION_LIFETIME:",
-#: "`max_retries`:", "--no-cache-dir:"): a name with "_", ".", an inner capital or a leading "--", or in backticks.
 #: A pointer to another page ("See also: pythonpath.", Sphinx's "Seealso:", "See the hook's documentation for
 #: details."): it answers nothing itself.
 _POINTER = re.compile(r"(?i)[ \t]*see(?:[ \t]*also\b|\b[^\n]*\bfor[ \t]+(?:more[ \t]+)?(?:details|information)\b)")
+#: A line naming a thing of code that the lines after it define, as reference pages do ("PERMANENT_SESSION_LIFETIME:",
+#: "`max_retries`:", "--no-cache-dir:"): a name with "_", ".", an inner capital or a leading "--", or in backticks.
 _TERM = re.compile(r"(`[^`\n]+`|--?[\w-]+|[A-Za-z_]\w*(?:[_.]|[a-z][A-Z])[\w.]*):")
 
 
