@@ -15,6 +15,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from contextlib import contextmanager
@@ -57,8 +58,9 @@ def adk_web_on(**settings: str) -> Iterator[str]:
     env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", str(ROOT)), "HOPRAG_MODEL": "hoprag-offline",
            "GOOGLE_API_USE_CLIENT_CERTIFICATE": "false", "ADK_DISABLE_LOAD_DOTENV": "1", **settings}
     adk = Path(sys.executable).with_name("adk")
+    log = tempfile.TemporaryFile("w+")  # a file, not a pipe: nobody reads a pipe while the test runs
     proc = subprocess.Popen([str(adk), "web", "--no-reload", "--host", "127.0.0.1", "--port", str(port), "agents"],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log, text=True)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 120
@@ -69,14 +71,23 @@ def adk_web_on(**settings: str) -> Iterator[str]:
             except httpx.HTTPError:
                 time.sleep(0.5)
         else:
-            raise RuntimeError(f"adk web did not start: {proc.stderr.read() if proc.poll() is not None else 'timeout'}")
-        yield base
+            raise RuntimeError(f"adk web did not start: {said(log) if proc.poll() is not None else 'timeout'}")
+        try:
+            yield base
+        except AssertionError as failed:  # what the server logged tells a hung agent from a lost question
+            raise AssertionError(f"{failed}\n--- adk web said:\n{said(log)}") from None
     finally:
         proc.terminate()
         try:
             proc.wait(15)
         except subprocess.TimeoutExpired:
             proc.kill()
+        log.close()
+
+
+def said(log, chars: int = 4000) -> str:
+    log.seek(0)
+    return log.read()[-chars:]
 
 
 def ask_in_browser(base: str, question: str) -> dict:

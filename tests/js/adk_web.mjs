@@ -20,19 +20,33 @@ await context.route("**/*", (route) => {
   blocked.push(url);
   return route.abort();
 });
+const bubbles = (page) => page.locator(".content-bubble.role-bot.type-message");
+const rendered = (page) => bubbles(page).evaluateAll((nodes) =>
+  nodes.map((n) => ({ text: n.innerText.trim(), html: n.querySelector("markdown")?.innerHTML ?? "" })));
+let page;
 try {
-  const page = context.pages()[0] ?? (await context.newPage());
+  page = context.pages()[0] ?? (await context.newPage());
   await page.goto(`${base}/dev-ui/?app=${encodeURIComponent(app)}`);
   const box = page.locator("textarea").first();
   await box.waitFor({ timeout: 60_000 });
-  await box.fill(question);
-  await box.press("Enter");
+  // The UI creates its session on the first question, then streams the run. Sent while the page still
+  // settles, a question can be dropped by the UI (not the agent): send it once more then, and fail here,
+  // not as a slow agent two minutes later, if it still never reaches /run_sse.
+  const run = (r) => r.url().startsWith(`${base}/run_sse`);
+  for (let attempt = 1; ; attempt++) {
+    await box.fill(question);
+    const sent = page.waitForRequest(run, { timeout: 20_000 });
+    await box.press("Enter");
+    try { await sent; break; } catch (error) { if (attempt === 2) throw error; }
+  }
   // The writer's bubble is the last one; it says "Evidence:", "Sources:" or "I cannot answer".
-  const bubbles = page.locator(".content-bubble.role-bot.type-message");
-  await bubbles.filter({ hasText: /Evidence:|Sources:|I cannot answer/ }).last().waitFor({ timeout: 120_000 });
-  const seen = await bubbles.evaluateAll((nodes) =>
-    nodes.map((n) => ({ text: n.innerText.trim(), html: n.querySelector("markdown")?.innerHTML ?? "" })));
-  console.log(JSON.stringify({ bubbles: seen, blocked: [...new Set(blocked)] }));
+  await bubbles(page).filter({ hasText: /Evidence:|Sources:|I cannot answer/ }).last().waitFor({ timeout: 120_000 });
+  console.log(JSON.stringify({ bubbles: await rendered(page), blocked: [...new Set(blocked)] }));
+} catch (error) {
+  // Say what the page showed when it failed: a timeout alone does not tell a lost question from a slow agent.
+  const seen = page ? await rendered(page).catch(() => []) : [];
+  console.error(JSON.stringify({ seen: seen.map((b) => b.text.slice(0, 300)) }));
+  throw error;
 } finally {
   await context.close();
   rmSync(profile, { recursive: true, force: true });
