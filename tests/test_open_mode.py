@@ -234,6 +234,29 @@ def test_a_how_question_answered_equally_well_by_prose_and_by_code_is_answered_w
     assert what["answer_doc"] == "about"  # not a "how" question: the best fit answers, code or not
 
 
+def test_a_how_question_whose_best_hit_shows_no_code_is_answered_by_a_close_hit_that_does():
+    """The sentence restating the task in the question's words ("the test run stops at the first failure") fits
+    best but does not say how; a hit naming the option fits nearly as well (beyond TIED, within HOW_TIED)."""
+    def engine_with(flags: str) -> Engine:
+        docs = (Doc("story", "The test run stops at the first failure, so you fix one failing test at a time.",
+                    PUBLIC, title="Stepwise"),
+                Doc("flags", flags, PUBLIC, title="Failures"),
+                *(Doc(f"r{i}", text, PUBLIC, title=f"Run {i}") for i, text in
+                  enumerate(("Each run writes a report.", "A run can be repeated.", "Run it nightly."))))
+        return Engine(Corpus(docs, Lexicon(()), None, None), "bm25-titles")
+    how = "How do I stop the test run at the first failure?"
+    close = engine_with("To stop testing at the first failure, pass `-x`.")
+    ranked = calls(close, PUBLIC, ("search", {"query": how, "k": 3}))[0].structured_content["results"]
+    assert ranked[0]["id"] == "story" and policy.TIED < policy.fit(ranked[0]) - policy.fit(ranked[1]) <= policy.HOW_TIED
+    answer = drive(close, how)["grade"]
+    assert answer["answer_doc"] == "flags" and "`-x`" in answer["answer"]
+    assert drive(close, "Does the test run stop at the first failure?")["grade"]["answer_doc"] == "story"  # not "how"
+    far = engine_with("To stop testing at a failure, pass `-x`.")  # fits too much less: the best fit answers
+    ranked = calls(far, PUBLIC, ("search", {"query": how, "k": 3}))[0].structured_content["results"]
+    assert policy.fit(ranked[0]) - policy.fit(ranked[1]) > policy.HOW_TIED
+    assert drive(far, how)["grade"]["answer_doc"] == "story"
+
+
 def test_a_question_asking_two_things_searches_each_part_when_no_page_answers_both():
     """Two pages, each answering one part: the whole question's best page answers one part only, so
     the other part is searched on its own (two reads) and the answer quotes both pages, in the question's order."""

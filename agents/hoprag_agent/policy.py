@@ -52,6 +52,9 @@ CHAIN_COVERS = 0.85
 MIN_GAIN = 0.15
 #: Hits whose fit is this close to the best are tied (a "how" question then prefers one showing code).
 TIED = 0.05
+#: A "how" question whose best hit shows no code at all (no block, no inline code) is answered by a hit showing
+#: code that fits this close to it: a sentence restating the task in the question's words does not say how.
+HOW_TIED = 0.15
 #: An abstention lists this many closest pages ("see also").
 SEE_ALSO = 3
 _WH = {"what", "which", "who", "whom", "whose", "where", "when", "how", "why", "is", "are", "does", "do"}
@@ -414,7 +417,8 @@ def _answering(ledger: Ledger, search: dict[str, Any]) -> list[dict[str, Any]]:
 def _shown(ledger: Ledger, ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Among hits that fit as well as the best (within :data:`TIED`), the one saying it the way the question
     asks comes first: for a "how" question the first that shows code (documentation answers "how" in code,
-    and the sentence about it alone does not); else for one asking for a default, the first giving it in code
+    and the sentence about it alone does not) -- when the best shows no code at all, the first within
+    :data:`HOW_TIED` naming any; else for one asking for a default, the first giving it in code
     or a number ("Default: `timedelta(days=31)`"); else for a "which ..." question the first naming something
     in code that holds a word of the question ("Which environment variable ..." -- `PIP_CONFIG_FILE`)."""
     question = _question(ledger)
@@ -423,6 +427,8 @@ def _shown(ledger: Ledger, ranked: list[dict[str, Any]]) -> list[dict[str, Any]]
     tied = [h for h in ranked if fit(h) >= fit(ranked[0]) - TIED]
     if question.how:
         coded = next((h for h in tied if any(_is_code(x) for x in h["highlights"])), None)
+        if coded is None and not _shows_code(ranked[0]):
+            coded = next((h for h in ranked if fit(h) >= fit(ranked[0]) - HOW_TIED and _shows_code(h)), None)
     elif question.default:
         coded = next((h for h in tied if any(gives_default(x["text"]) for x in h["highlights"])), None)
     else:
@@ -458,6 +464,11 @@ def _cite(ledger: Ledger, hit: dict[str, Any], via: str | None = None, source: s
 def _is_code(highlight: dict[str, Any]) -> bool:
     """A code block, or lines of one (``code``: a block too long to quote answers with a few of its lines)."""
     return bool(highlight.get("code")) or highlight["text"].lstrip().startswith(("```", "~~~"))
+
+
+def _shows_code(hit: dict[str, Any]) -> bool:
+    """Does a hit's answer show code of any kind: a block, lines of one or a name in inline code?"""
+    return any(_is_code(x) or INLINE_CODE.search(x["text"]) for x in hit["highlights"])
 
 
 def _quote(highlights: list[dict[str, Any]]) -> str:
