@@ -58,6 +58,12 @@ _NUMBER = re.compile(r"(?i)\d|\b(?:one|two|three|four|five|six|seven|eight|nine|
                      r"|fifty|hundred|thousand|million|billion|once|twice|dozens?|half)\b")
 #: A question asking for a default ("What is the default ...", "... by default?") is answered by a sentence
 #: saying what the default is.
+#: A heading naming a release ("pytest 3.8.0 (2018-09-05)", "0.115.0", "Version 3.0.3", "v2.1 release notes"):
+#: what is under it says what changed then, not how things are now.
+_RELEASE = re.compile(r"(?i)^(?:[a-z][\w.-]*\s+)?(?:version\s+|release\s+|v)?\d+(?:\.\d+){1,3}(?:[a-z]+\d*|[.-]\w+)*"
+                      r"(?:\s*\([^)]*\))?(?:\s+release\s+notes)?\s*:?$")
+#: A question about a thing's history ("Which version added ...", "When was ... deprecated?"): release notes answer it.
+_HISTORY = re.compile(r"(?i)\b(versions?|releases?|released|changelog|changed|added|introduced|deprecated|removed|since)\b")
 _DEFAULT = re.compile(r"(?i)\bdefault(?:s|ed)?\b")
 _local = threading.local()
 #: Words of asking rather than of the need ("How can I ...", "Is there a way to ..."): a passage is
@@ -126,6 +132,7 @@ class Question:
         self.how = bool(_HOW.search(text))
         self.quantity = bool(_HOW_MANY.search(text))
         self.default = bool(_DEFAULT.search(text))
+        self.history = bool(_HISTORY.search(text))
 
     def covered(self, found: set[str]) -> float:
         """The weighted share of the question's words among ``found`` stems."""
@@ -147,6 +154,11 @@ _POINTER = re.compile(r"(?i)[ \t]*see(?:[ \t]*also\b|\b[^\n]*\bfor[ \t]+(?:more[
 #: A line naming a thing of code that the lines after it define, as reference pages do ("PERMANENT_SESSION_LIFETIME:",
 #: "`max_retries`:", "--no-cache-dir:"): a name with "_", ".", an inner capital or a leading "--", or in backticks.
 _TERM = re.compile(r"(`[^`\n]+`|--?[\w-]+|[A-Za-z_]\w*(?:[_.]|[a-z][A-Z])[\w.]*):")
+
+
+def release_notes(section: str) -> bool:
+    """Is a passage under a heading naming a release (its heading path, headings joined by " › ")?"""
+    return any(_RELEASE.match(heading.strip()) for heading in section.split("›"))
 
 
 def states_number(text: str) -> bool:

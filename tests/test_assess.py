@@ -7,7 +7,7 @@ import asyncio
 from mcp import Client
 
 from hoprag.access import Principal
-from hoprag.assess import MAX_CODE_CHARS, Question, assess, stems
+from hoprag.assess import MAX_CODE_CHARS, Question, assess, release_notes, stems
 from hoprag.corpus import Corpus, Doc
 from hoprag.engine import Engine
 from hoprag.lexicon import Lexicon
@@ -210,3 +210,14 @@ def test_a_pointer_to_another_page_is_no_answer():
     assert [h.text for h in assess(q, text).highlights] == ["Pass -s to show prints as they happen."]
     plain = "You see prints of failing tests only.\n\nPass -s to show prints as they happen."
     assert assess(q, plain).highlights[0].text == "You see prints of failing tests only."
+
+
+def test_a_heading_naming_a_release_marks_release_notes_and_a_heading_mentioning_a_version_does_not():
+    for section in ("Changelog › pytest 3.8.0 (2018-09-05)", "Release Notes › 0.115.0", "Version 3.0.3",
+                    "v2.1 release notes", "Changes 2.6.1", "News › 26.3 (2025-10-24)"):
+        assert release_notes(section), section
+    for section in ("Built-in Caching (v1.9.1 and later) › Cache isolation in 1.17", "Install › Python 3.8 and newer",
+                    "Flask 3.0 support", "Changelog › Improvements", "Exit codes", ""):
+        assert not release_notes(section), section
+    assert Question("Which version added the flag?", {}, 10).history
+    assert not Question("Which flag stops the run?", {}, 10).history

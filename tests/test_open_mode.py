@@ -257,6 +257,29 @@ def test_a_how_question_whose_best_hit_shows_no_code_is_answered_by_a_close_hit_
     assert drive(far, how)["grade"]["answer_doc"] == "story"
 
 
+def test_release_notes_answer_after_a_page_fitting_nearly_as_well_unless_the_question_asks_about_releases():
+    """A changelog entry under a release's heading ("tool 3.8.0 (2018-09-05)") restates the question and fits
+    best; the reference page fitting within RELEASE_NOTES answers instead. Controls: the same entry under a
+    heading naming no release answers, and so does the release note when the question asks about a release."""
+    def engine_with(section: str) -> Engine:
+        docs = (Doc("news", "- 3913: The tool now returns exit code 4 when called with unknown arguments.", PUBLIC,
+                    title="Release notes", document="changelog.md", section=section),
+                Doc("codes", "Exit code 4: the tool was called with unknown arguments or options.", PUBLIC,
+                    title="Exit codes", document="exit-codes.md", section="Exit codes"),
+                Doc("other", "Logging writes to stderr.", PUBLIC, title="Logging"),
+                Doc("more", "Every function returns a value; a call returns once.", PUBLIC, title="Returns"))
+        return Engine(Corpus(docs, Lexicon(()), None, None), "bm25-titles")
+    question = "Which exit code does the tool return when called with unknown arguments?"
+    released = engine_with("Changelog › tool 3.8.0 (2018-09-05)")
+    hits = {r["id"]: r for r in calls(released, PUBLIC, ("search", {"query": question, "k": 3}))[0]
+            .structured_content["results"]}
+    assert 0 < policy.fit(hits["news"]) - policy.fit(hits["codes"]) <= policy.RELEASE_NOTES
+    assert drive(released, question)["grade"]["answer_doc"] == "codes"
+    assert drive(engine_with("Changelog › Improvements"), question)["grade"]["answer_doc"] == "news"
+    asked = "In which release does the tool return exit code 4 for unknown arguments?"
+    assert drive(released, asked)["grade"]["answer_doc"] == "news"
+
+
 def test_a_question_asking_two_things_searches_each_part_when_no_page_answers_both():
     """Two pages, each answering one part: the whole question's best page answers one part only, so
     the other part is searched on its own (two reads) and the answer quotes both pages, in the question's order."""

@@ -14,7 +14,8 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from hoprag.assess import INLINE_CODE, ITEM as _ITEM, Question, gives_default, states_default, states_number, stems
+from hoprag.assess import (INLINE_CODE, ITEM as _ITEM, Question, gives_default, release_notes, states_default,
+                           states_number, stems)
 from hoprag.corpus import Doc
 from hoprag.entities import norm
 from hoprag.lexicon import Lexicon, Relation
@@ -55,6 +56,9 @@ TIED = 0.05
 #: A "how" question whose best hit shows no code at all (no block, no inline code) is answered by a hit showing
 #: code that fits this close to it: a sentence restating the task in the question's words does not say how.
 HOW_TIED = 0.15
+#: A hit under a release's heading (release notes, a changelog) ranks as if it fit this much less, unless the
+#: question asks about versions or changes: a changelog mentions every feature, and says what changed then.
+RELEASE_NOTES = 0.15
 #: An abstention lists this many closest pages ("see also").
 SEE_ALSO = 3
 _WH = {"what", "which", "who", "whom", "whose", "where", "when", "how", "why", "is", "are", "does", "do"}
@@ -199,7 +203,7 @@ def record(ledger: Ledger, tool: str, args: dict[str, Any], result: dict[str, An
         ledger["weights"] = {**(result or {})["weights"], **ledger.get("weights", {})}
     ledger["dropped"] += [d for d in dropped if d not in ledger["dropped"]]
     hits = [{"id": r["id"], "coverage": float(r.get("coverage") or 0.0), "answers": float(r.get("answers") or 0.0),
-             "matched": r.get("matched") or [], "highlights": r.get("highlights") or []}
+             "matched": r.get("matched") or [], "highlights": r.get("highlights") or [], "section": r.get("section") or ""}
             for r in results if r.get("trusted")]
     ledger["searches"].append({"query": args.get("query", ""), "k": args.get("k"), "results": ids, "dropped": dropped,
                                "hits": hits})
@@ -399,7 +403,8 @@ def _answering(ledger: Ledger, search: dict[str, Any]) -> list[dict[str, Any]]:
     """A search's trusted hits that can answer, best covering first (ties: rank order): each with its
     highlights minus any sentence the injection detector flags -- flagged text never becomes an answer.
     A "how many" question is answered by a number: hits whose highlights state one come first; a question
-    asking for a default, by what the default is: hits whose highlights say "default" come first."""
+    asking for a default, by what the default is: hits whose highlights say "default" come first. Release
+    notes fall behind by :data:`RELEASE_NOTES`."""
     out = []
     for rank, hit in enumerate(search.get("hits", [])):
         clean = [h for h in hit.get("highlights", []) if not directives(h["text"])]
@@ -410,8 +415,12 @@ def _answering(ledger: Ledger, search: dict[str, Any]) -> list[dict[str, Any]]:
     def silent(hit: dict[str, Any], states: Callable[[str], bool]) -> bool:
         return not any(states(x["text"]) for x in hit["highlights"])
 
+    def ranked_fit(hit: dict[str, Any]) -> float:
+        later = not question.history and release_notes(hit["section"])
+        return fit(hit) - (RELEASE_NOTES if later else 0.0)
+
     return sorted(out, key=lambda h: (question.quantity and silent(h, states_number),
-                                      question.default and silent(h, states_default), -fit(h), h["rank"]))
+                                      question.default and silent(h, states_default), -ranked_fit(h), h["rank"]))
 
 
 def _shown(ledger: Ledger, ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
