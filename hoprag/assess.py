@@ -37,8 +37,8 @@ NEAR = 2
 MAX_LABEL = 40
 #: A code block longer than this is too long to quote: what it covers is what its :data:`CODE_LINES`
 #: consecutive lines covering most of the question cover (a command's whole ``--help`` output holds every
-#: word of a question, each on another option's line), and it is quoted up to this size when they lie in
-#: that part, else as those lines.
+#: word of a question, each on another option's line); it is quoted as those lines -- a program (:func:`_listing`)
+#: up to this size from its head when they lie in that part, as its head sets up what they use.
 MAX_CODE_CHARS = 1200
 CODE_LINES = 3
 #: A "how" question's answer shows the code that follows its best sentence within this many units, in
@@ -47,6 +47,10 @@ CODE_AFTER = 4
 #: Sentences covering within this much of the best tie (a "how" question then prefers the one showing code).
 TIED = 0.05
 INLINE_CODE = re.compile(r"`([^`\n]+)`")
+#: A code block's fence and the language it names; the ones naming none of a program: a listing (:func:`_listing`).
+_FENCE_INFO = re.compile(r"[ \t]*(?:```|~~~)[ \t]*\{?\.?([\w+-]*)")
+_LISTINGS = frozenset({"", "text", "txt", "console", "shell", "sh", "bash", "zsh", "shell-session", "output", "none",
+                       "pytest", "pycon"})
 _HEADING = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]")
 #: A question asking *how to* do something ("How do I ...", "What is the syntax ..."); "How many / much / long
 #: ..." asks for a quantity instead, which a sentence states (a numeral or a number word).
@@ -228,6 +232,12 @@ def _defined(text: str, units: list[tuple[int, int, bool]]) -> list[set[str]]:
     return out
 
 
+def _listing(text: str, start: int) -> bool:
+    """Is the code block at ``start`` commands or their output (its fence names no language, or a shell, text or
+    console), whose lines stand alone -- not a program, which reads from its head?"""
+    return _FENCE_INFO.match(text, start).group(1).lower() in _LISTINGS
+
+
 def _lines_covering(question: Question, text: str, start: int, end: int) -> tuple[int, int]:
     """The span of the code block ``text[start:end]``'s :data:`CODE_LINES` consecutive lines (fences
     aside) that cover most of ``question``; of equals, the one whose first line covers most (an option's
@@ -355,6 +365,6 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
         a, b, is_code = units[i]
         if i in lines:  # its first lines when they hold the lines that answer, else those lines
             cut = a + text[a:a + MAX_CODE_CHARS].rfind("\n")
-            a, b = (a, cut) if lines[i][1] <= cut else lines[i]
+            a, b = (a, cut) if lines[i][1] <= cut and not _listing(text, a) else lines[i]
         spans.append(Highlight(text[a:b], a, b, is_code))
     return Assessment(round(coverage, 3), tuple(spans), matched, round(focus, 3))

@@ -183,8 +183,9 @@ def test_a_reference_entry_answers_for_the_name_it_stands_under_and_a_default_is
 
 def test_a_code_block_too_long_to_quote_answers_with_its_lines_that_cover_the_question():
     """A command's whole --help output holds every word of a question, each on another option's line: it answers
-    with the few lines that cover most (marked as code), and covers only what they do -- quoted from its start
-    when they lie in the part a quote can hold. Control: a short block is quoted whole."""
+    with the few lines that cover most (marked as code), and covers only what they do -- quoted as those lines, as
+    a listing's are wherever they lie; a program is quoted from its start when they lie in the part a quote can
+    hold (its head sets up what they use). Control: a short block is quoted whole."""
     options = [f"  --option-{n:03d}          Does thing number {n} of the tool." for n in range(60)]
     options[41:43] = ["  --durations=N         Show N slowest setup/test durations (N=0 for all)",
                       "  --durations-min=N     Minimal duration in seconds for inclusion in slowest"]
@@ -194,9 +195,13 @@ def test_a_code_block_too_long_to_quote_answers_with_its_lines_that_cover_the_qu
     code = [h for h in found.highlights if h.code]
     assert code and code[0].text.lstrip().startswith("--durations=N") and "--option-040" not in code[0].text
     assert text[code[0].start:code[0].end] == code[0].text and len(code[0].text.splitlines()) <= 3
-    early = options[41:43] + options[:41] + options[43:]  # the lines that answer lie in the part quoted: it is
-    head = [h for h in assess(q, "Every flag:\n\n```\n" + "\n".join(early) + "\n```").highlights if h.code]
-    assert head[0].text.startswith("```\n  --durations=N") and 900 < len(head[0].text) <= MAX_CODE_CHARS
+    early = options[:2] + options[41:43] + options[2:41] + options[43:]  # the answering lines in the quotable part
+    listing = [h for h in assess(q, "Every flag:\n\n```console\n" + "\n".join(early) + "\n```").highlights if h.code]
+    assert listing[0].text.lstrip().startswith("--durations=N") and len(listing[0].text.splitlines()) <= 3
+    program = "\n".join(f"tool.add('{line.split()[0]}', help='{' '.join(line.split()[1:])}')" for line in early)
+    head = [h for h in assess(q, f"Every flag:\n\n```python\n{program}\n```").highlights if h.code]
+    assert head[0].text.startswith("```python\ntool.add('--option-000'") and 900 < len(head[0].text) <= MAX_CODE_CHARS
+    assert "--durations=N" in head[0].text
     short = "Every flag of the tool:\n\n```\n" + "\n".join(options[40:44]) + "\n```"
     whole = [h for h in assess(q, short).highlights if h.code]
     assert whole and whole[0].text.startswith("```") and whole[0].text.endswith("```")
