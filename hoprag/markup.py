@@ -169,7 +169,8 @@ def _body(lines: list[str]) -> list[str]:
 
 
 class _Markdown:
-    """The line pass: containers unwrapped, include, ESM and definition lines dropped, code left alone."""
+    """The line pass: containers unwrapped, include, ESM and definition lines dropped, code left alone (but a
+    block holding nothing but includes: the files it names are not read, so it shows nothing)."""
 
     def __init__(self, mdx: bool):
         self.mdx = mdx
@@ -217,6 +218,10 @@ class _Markdown:
             prefix = m.group(1)  # a list item's marker opens the first line; the rest are indented under it
             out = self._directive(directive.group(1), directive.group(2), inner, " " * len(prefix))
             return [prefix + out[0].lstrip(" "), *out[1:]] if out else []
+        body = [line for line in (block[1:-1] if closed else block[1:]) if line.strip()]
+        paths = len(body) > 1 and bool(_SNIPPETS.match(body[0]) and _SNIPPETS.match(body[-1]))  # a block of paths
+        if body and (paths or all(_INCLUDE.match(line) and not line.lstrip().startswith(";") for line in body)):
+            return []  # code that only includes other files (``--8<-- "snippets/x.py"``) shows none of it here
         return _dedent(block) if self.mdx else block
 
     def _directive(self, name: str, args: str, body: list[str], indent: str) -> list[str]:

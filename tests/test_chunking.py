@@ -235,6 +235,9 @@ def test_plain_text_chunks_as_before():
     ("Keep **bold**, _em_, `[not](a link)` and <https://x.org>.",
      "Keep **bold**, _em_, `[not](a link)` and https://x.org."),
     ("```md\n!!! note\n    [a](b) <b>x</b> --8<-- \"y\"\n```",) * 2,  # code is never touched
+    ("Set it:\n\n```python\n--8<-- \"snippets/loop.py:limit\"\n```\n\nDone.", "Set it:\n\nDone."),  # includes only
+    ("```python\n--8<--\nsnippets/a.py\nsnippets/b.py\n--8<--\n```\n\nDone.", "Done."),
+    ("```md\n;--8<-- \"escaped.md\"\n```",) * 2,  # an escaped include is shown as written
 ])
 def test_mkdocs_markup_is_reduced_to_its_text(source: str, expected: str):
     assert markdown_text(source) == expected
