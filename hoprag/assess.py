@@ -290,6 +290,21 @@ def _shown_code(text: str, units: list[tuple[int, int, bool]], last: int) -> lis
     return []
 
 
+def _read_on(question: Question, text: str, units: list[tuple[int, int, bool]], last: int, room: int) -> list[int]:
+    """For a "how" question answered by sentences naming no code and showing none: the sentences after ``last``
+    in its paragraph, up to ``room`` of them, through the first naming in inline code a word of the question
+    ("This behavior can be changed by passing `invoke_without_command=True`") -- documentation states the task,
+    then says how a sentence or two later. (Code naming none of its words may be about something else.)"""
+    after: list[int] = []
+    for at in range(last + 1, min(last + 1 + room, len(units))):
+        if units[at][2] or "\n\n" in text[units[at - 1][1]:units[at][0]]:
+            break  # the paragraph ends (a blank line, a heading, code)
+        after.append(at)
+    named = [stems(" ".join(INLINE_CODE.findall(text, units[i][0], units[i][1]))) for i in after]
+    ends = next((n for n, code in enumerate(named) if code & question.weights.keys()), None)
+    return [] if ends is None else after[:ends + 1]
+
+
 def _grown(question: Question, units: list[tuple[int, int, bool]], own: list[set[str]], best: int) -> list[int]:
     """The unit ``best`` and what answers with it: a code block's introducing sentence, or up to two more
     sentences within :data:`NEAR` that each add :data:`MIN_GAIN` of the question."""
@@ -360,6 +375,8 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
         chosen += _introduced(text, units, max(chosen), show)
         if show and not any(units[i][2] for i in chosen):
             chosen += [i for i in _shown_code(text, units, max(chosen)) if i not in chosen]
+        if show and not any(units[i][2] for i in chosen) and len(chosen) < MAX_SENTENCES:
+            chosen += _read_on(question, text, units, max(chosen), MAX_SENTENCES - len(chosen))
     spans = []
     for i in sorted(chosen):
         a, b, is_code = units[i]

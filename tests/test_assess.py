@@ -226,3 +226,22 @@ def test_a_heading_naming_a_release_marks_release_notes_and_a_heading_mentioning
         assert not release_notes(section), section
     assert Question("Which version added the flag?", {}, 10).history
     assert not Question("Which flag stops the run?", {}, 10).history
+
+
+def test_a_how_answer_reads_on_in_its_paragraph_to_the_sentence_naming_how_in_code():
+    """Docs state the task, then say how a sentence or two later: "This can be changed by passing
+    `invoke_without_command=True`". Controls: a question not asking how, code naming none of the question's
+    words, and the same sentence past a paragraph break are not read on to."""
+    said = ("By default, a group is not invoked unless a subcommand is passed. In fact, not providing one "
+            "passes `--help` instead. This can be changed by passing `{code}` to the group.{gap}Groups nest.")
+    how = Question("How can a group be invoked when no subcommand is passed?", {}, 10)
+    text = said.format(code="invoke_without_command=True", gap=" ")
+    found = [h.text for h in assess(how, text).highlights]
+    assert found[0].startswith("By default") and "`invoke_without_command=True`" in found[-1], found
+    assert len(found) == 3 and not any("Groups nest" in h for h in found)
+    whether = Question("Is a group invoked when no subcommand is passed?", {}, 10)
+    assert not any("invoke_without_command" in h.text for h in assess(whether, text).highlights)
+    other = said.format(code="always=True", gap=" ")  # names no word of the question
+    assert not any("always=True" in h.text for h in assess(how, other).highlights)
+    apart = said.format(code="invoke_without_command=True", gap=" ").replace(" In fact", "\n\nIn fact")
+    assert not any("invoke_without_command" in h.text for h in assess(how, apart).highlights)
