@@ -30,7 +30,8 @@ from .tokens import content, identifiers
 #: At most this many sentences make a highlight (the answer a person reads is short).
 MAX_SENTENCES = 3
 #: A further sentence joins the best one only if it covers this much more of the question, and is at
-#: most this many sentences away from it (an answer reads as one passage, not a collage).
+#: most this many sentences away from it (an answer reads as one passage, not a collage; the examples between
+#: two sentences do not count, but a code block a sentence introduces ends the way).
 MIN_GAIN = 0.12
 NEAR = 2
 #: A line this short ending in ":" between a sentence and its code block is the code's label.
@@ -305,18 +306,28 @@ def _read_on(question: Question, text: str, units: list[tuple[int, int, bool]], 
     return [] if ends is None else after[:ends + 1]
 
 
-def _grown(question: Question, units: list[tuple[int, int, bool]], own: list[set[str]], best: int) -> list[int]:
+def _grown(question: Question, text: str, units: list[tuple[int, int, bool]], own: list[set[str]], best: int
+           ) -> list[int]:
     """The unit ``best`` and what answers with it: a code block's introducing sentence, or up to two more
-    sentences within :data:`NEAR` that each add :data:`MIN_GAIN` of the question."""
+    sentences within :data:`NEAR` (counted in sentences) that each add :data:`MIN_GAIN` of the question."""
     chosen = [best]
     if units[best][2]:  # a code block answers: with the sentence just before it, its introduction
         if best > 0 and not units[best - 1][2]:
             chosen.append(best - 1)
         return chosen
     seen = set(own[best])
+    # a code block between sentences is the first one's example, read past -- unless a sentence introduces it
+    # ("Bash: add this to ~/.bashrc:"): the answer does not skip what it introduces
+    place, n = {}, 0
+    for i, (a, _, code) in enumerate(units):
+        if not code:
+            place[i], n = n, n + 1
+        elif i and not units[i - 1][2] and text[units[i - 1][0]:units[i - 1][1]].rstrip().endswith(":"):
+            n += NEAR + 1
+    prose = list(place)
     while len(chosen) < MAX_SENTENCES:
-        gains = [(question.covered(seen | own[i]) - question.covered(seen), -abs(i - best), i)
-                 for i, (_, _, code) in enumerate(units) if not code and i not in chosen and abs(i - best) <= NEAR]
+        gains = [(question.covered(seen | own[i]) - question.covered(seen), -abs(place[i] - place[best]), i)
+                 for i in prose if i not in chosen and abs(place[i] - place[best]) <= NEAR]
         if not gains or max(gains)[0] < MIN_GAIN:
             break
         i = max(gains)[2]
@@ -356,12 +367,12 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
         if asks:
             stated = [x for x in stated if states(text[units[-x[2]][0]:units[-x[2]][1]])] or stated
     best = -max(scored if question.how or not stated else stated)[2]
-    chosen = _grown(question, units, own, best)
+    chosen = _grown(question, text, units, own, best)
     if question.how and not units[best][2] and not _shown_code(text, units, max(chosen)):
         # a sentence covering about as much, answering as much with its neighbours, that goes on to show how
         reach = question.covered(set().union(*(own[i] for i in chosen)))
         for i, (c, prose, _) in enumerate(scored):
-            grown = _grown(question, units, own, i) if prose and c >= scored[best][0] - TIED else []
+            grown = _grown(question, text, units, own, i) if prose and c >= scored[best][0] - TIED else []
             if grown and question.covered(set().union(*(own[j] for j in grown))) >= reach and _shown_code(
                     text, units, max(grown)):
                 best, chosen = i, grown

@@ -245,3 +245,17 @@ def test_a_how_answer_reads_on_in_its_paragraph_to_the_sentence_naming_how_in_co
     assert not any("always=True" in h.text for h in assess(how, other).highlights)
     apart = said.format(code="invoke_without_command=True", gap=" ").replace(" In fact", "\n\nIn fact")
     assert not any("invoke_without_command" in h.text for h in assess(how, apart).highlights)
+
+
+def test_sentences_join_across_the_examples_between_them_but_not_across_code_a_sentence_introduces():
+    """A method's sentence, its two examples, then "Pass `temp_dir` to control where ...": an answer counts
+    sentences apart, not code blocks, so both join. Control: a first sentence ending in ":" introduces the
+    code after it -- an answer does not skip what it introduces, so the later sentence answers alone."""
+    text = ("The `runner.isolated_filesystem` method sets the working directory to a new, empty folder{end}\n\n"
+            "```python\nimport click\n```\n\n```python\nwith runner.isolated_filesystem():\n    open('x', 'w')\n```\n\n"
+            "Pass `temp_dir` to control where the temporary directory is created. It is not removed then.")
+    q = Question("How do I control where isolated_filesystem creates its temporary directory?", {}, 10)
+    joined = [h.text for h in assess(q, text.format(end=".")).highlights]
+    assert joined[0].startswith("The `runner.isolated_filesystem`") and joined[1].startswith("Pass `temp_dir`")
+    introduced = [h.text for h in assess(q, text.format(end=", like this:")).highlights]
+    assert introduced == ["Pass `temp_dir` to control where the temporary directory is created."]
