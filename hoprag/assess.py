@@ -53,10 +53,11 @@ _FENCE_INFO = re.compile(r"[ \t]*(?:```|~~~)[ \t]*\{?\.?([\w+-]*)")
 _LISTINGS = frozenset({"", "text", "txt", "console", "shell", "sh", "bash", "zsh", "shell-session", "output", "none",
                        "pytest", "pycon"})
 _HEADING = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]")
-#: A question asking *how to* do something ("How do I ...", "What is the syntax ..."); "How many / much / long
-#: ..." asks for a quantity instead, which a sentence states (a numeral or a number word).
+#: A question asking *how to* do something ("How do I ...", "What is the syntax ...", "What do I add to ...");
+#: "How many / much / long ..." asks for a quantity instead, which a sentence states (a numeral or a number word).
 _QUANTITY = r"(?:many|much|long|often|old|big|large|far|soon|fast)\b"
-_HOW = re.compile(rf"(?i)^\s*(how\b(?!\s+{_QUANTITY})|what(?:'s| is) the (?:syntax|command|way)\b)"
+_HOW = re.compile(rf"(?i)^\s*(how\b(?!\s+{_QUANTITY})|what(?:'s| is) the (?:syntax|command|way)\b"
+                  r"|what (?:do|should|must|can) (?:i|you|we) (?:add|put|write|type|run|enter|paste)\b)"
                   r"|\b(example|snippet|syntax)\b")
 _HOW_MANY = re.compile(rf"(?i)^\s*how\s+{_QUANTITY}")
 _NUMBER = re.compile(r"(?i)\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty"

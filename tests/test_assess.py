@@ -259,3 +259,17 @@ def test_sentences_join_across_the_examples_between_them_but_not_across_code_a_s
     assert joined[0].startswith("The `runner.isolated_filesystem`") and joined[1].startswith("Pass `temp_dir`")
     introduced = [h.text for h in assess(q, text.format(end=", like this:")).highlights]
     assert introduced == ["Pass `temp_dir` to control where the temporary directory is created."]
+
+
+def test_what_do_i_add_asks_how_and_is_answered_by_the_code_to_add():
+    """"What do I add to ~/.bashrc ...?" asks for what to write, as "How do I ...?" does: the Bash tab's code
+    answers, not the Fish tab's sentence sharing more words. Control: "What is added ...?" asks what a thing is."""
+    idf = {"add": 0.4, "foo": 1.0, "bar": 1.0, "completion": 1.0, "shell": 1.5, "bash": 2.0, "enable": 2.0,
+           "bashrc": 2.5}
+    text = ("Tabs:\n\nBash:\nAdd this to `~/.bashrc`:\n\n```bash\neval \"$(_FOO_BAR_COMPLETE=bash_source foo-bar)\"\n```"
+            "\n\nFish:\nAdd this to `~/.config/fish/completions/foo-bar.fish`:\n\n"
+            "```fish\n_FOO_BAR_COMPLETE=fish_source foo-bar | source\n```")
+    how = Question("What do I add to ~/.bashrc to enable Bash shell completion for foo-bar?", idf, 10)
+    assert how.how and [h.text.split("\n")[0] for h in assess(how, text).highlights] == ["Bash:", "```bash"]
+    what = Question("What is added to ~/.bashrc to enable Bash shell completion for foo-bar?", idf, 10)
+    assert not what.how and assess(what, text).highlights[0].text.startswith("Fish:")
