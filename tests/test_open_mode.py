@@ -467,3 +467,18 @@ def test_a_help_output_answers_with_the_lines_of_the_option_quoted_as_code():
     assert answer.startswith("All the flags:\n```\n--durations=N")
     assert any(line.startswith("  ") and line.lstrip().startswith("with setup") for line in answer.splitlines())
     assert answer.endswith("```") and "--option-000" not in answer
+
+
+def test_a_second_passage_joins_the_answer_only_when_together_they_answer_the_question():
+    """The best hit covers half the question; another hit adding 0.18 (over MIN_GAIN) but leaving the two short
+    of COVERS is no second half of the answer -- a collage of two partial hits reads as an answer it is not.
+    Control: a hit completing it to 0.78 joins."""
+    weights = {w: 1.0 for w in "abcdeg"} | {"f": 1.8, "h": 2.2}  # a..e: half of the total, 10
+    ledger = {"weights": weights, "evidence": {}}
+    best = {"id": "best", "coverage": 0.5, "answers": 0.5, "matched": list("abcde"), "highlights": [{"text": "A."}]}
+    short = {"id": "short", "coverage": 0.18, "answers": 0.18, "matched": ["f"], "highlights": [{"text": "F."}]}
+    full = {"id": "full", "coverage": 0.28, "answers": 0.28, "matched": ["f", "g"], "highlights": [{"text": "G."}]}
+    assert policy._union(ledger, [best, short]) - best["coverage"] >= policy.MIN_GAIN
+    assert policy._union(ledger, [best, short]) < policy.COVERS <= policy._union(ledger, [best, full])
+    assert [c["doc_id"] for c in policy._joined(ledger, best, [best, short])] == ["best"]
+    assert [c["doc_id"] for c in policy._joined(ledger, best, [best, full])] == ["best", "full"]

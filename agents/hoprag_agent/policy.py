@@ -49,7 +49,8 @@ SPECIFIC = 0.34
 #: A chain of hops answers before the walk is over only when it covers this much: a chain that
 #: covers less may be one hop short (a three-hop question after two hops).
 CHAIN_COVERS = 0.85
-#: A second passage joins the answer when it covers this much more of the question than the first.
+#: A second passage joins the answer when it covers this much more of the question than the first (and the two
+#: together cover COVERS).
 MIN_GAIN = 0.15
 #: Hits whose fit is this close to the best are tied (a "how" question then prefers one showing code).
 TIED = 0.05
@@ -667,13 +668,14 @@ def _part_answers(ledger: Ledger, best: dict[str, Any] | None) -> dict[str, Any]
 
 
 def _joined(ledger: Ledger, best: dict[str, Any], ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The best passage's citation, and a second hit's when it covers :data:`MIN_GAIN` more of the question."""
+    """The best passage's citation, and a second hit's when it covers :data:`MIN_GAIN` more of the question and
+    the two together cover :data:`COVERS` -- two partial hits are no answer together."""
     cited = [_cite(ledger, best)]
     if fit(best) < COVERS:
         others = [h for h in ranked[1:] if h["id"] != best["id"]]
         gain, other = max(((_union(ledger, [best, h]) - best["coverage"], h) for h in others),
                           key=lambda g: g[0], default=(0.0, None))
-        if other is not None and gain >= MIN_GAIN:
+        if other is not None and gain >= MIN_GAIN and best["coverage"] + gain >= COVERS:
             cited.append(_cite(ledger, other))
     return cited
 
