@@ -62,14 +62,14 @@ _HOW = re.compile(rf"(?i)^\s*(how\b(?!\s+{_QUANTITY})|what(?:'s| is) the (?:synt
 _HOW_MANY = re.compile(rf"(?i)^\s*how\s+{_QUANTITY}")
 _NUMBER = re.compile(r"(?i)\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty"
                      r"|fifty|hundred|thousand|million|billion|once|twice|dozens?|half)\b")
-#: A question asking for a default ("What is the default ...", "... by default?") is answered by a sentence
-#: saying what the default is.
 #: A heading naming a release ("pytest 3.8.0 (2018-09-05)", "0.115.0", "Version 3.0.3", "v2.1 release notes"):
 #: what is under it says what changed then, not how things are now.
 _RELEASE = re.compile(r"(?i)^(?:[a-z][\w.-]*\s+)?(?:version\s+|release\s+|v)?\d+(?:\.\d+){1,3}(?:[a-z]+\d*|[.-]\w+)*"
                       r"(?:\s*\([^)]*\))?(?:\s+release\s+notes)?\s*:?$")
 #: A question about a thing's history ("Which version added ...", "When was ... deprecated?"): release notes answer it.
 _HISTORY = re.compile(r"(?i)\b(versions?|releases?|released|changelog|changed|added|introduced|deprecated|removed|since)\b")
+#: A question asking for a default ("What is the default ...", "... by default?") is answered by a sentence
+#: saying what the default is.
 _DEFAULT = re.compile(r"(?i)\bdefault(?:s|ed)?\b")
 _local = threading.local()
 #: Words of asking rather than of the need ("How can I ...", "Is there a way to ..."): a passage is
@@ -307,28 +307,32 @@ def _read_on(question: Question, text: str, units: list[tuple[int, int, bool]], 
     return [] if ends is None else after[:ends + 1]
 
 
-def _grown(question: Question, text: str, units: list[tuple[int, int, bool]], own: list[set[str]], best: int
-           ) -> list[int]:
+def _places(text: str, units: list[tuple[int, int, bool]]) -> dict[int, int]:
+    """Each sentence's place, counted in sentences: a code block between two is the first one's example, read
+    past -- unless a sentence introduces it ("Bash: add this to ~/.bashrc:"), which puts the next beyond
+    :data:`NEAR`: an answer does not skip what it introduces."""
+    place, n = {}, 0
+    for i, (_, _, code) in enumerate(units):
+        if not code:
+            place[i], n = n, n + 1
+        elif i and not units[i - 1][2] and text[units[i - 1][0]:units[i - 1][1]].rstrip().endswith(":"):
+            n += NEAR + 1
+    return place
+
+
+def _grown(question: Question, units: list[tuple[int, int, bool]], own: list[set[str]], place: dict[int, int],
+           best: int) -> list[int]:
     """The unit ``best`` and what answers with it: a code block's introducing sentence, or up to two more
-    sentences within :data:`NEAR` (counted in sentences) that each add :data:`MIN_GAIN` of the question."""
+    sentences within :data:`NEAR` (counted by :func:`_places`) that each add :data:`MIN_GAIN` of the question."""
     chosen = [best]
     if units[best][2]:  # a code block answers: with the sentence just before it, its introduction
         if best > 0 and not units[best - 1][2]:
             chosen.append(best - 1)
         return chosen
     seen = set(own[best])
-    # a code block between sentences is the first one's example, read past -- unless a sentence introduces it
-    # ("Bash: add this to ~/.bashrc:"): the answer does not skip what it introduces
-    place, n = {}, 0
-    for i, (a, _, code) in enumerate(units):
-        if not code:
-            place[i], n = n, n + 1
-        elif i and not units[i - 1][2] and text[units[i - 1][0]:units[i - 1][1]].rstrip().endswith(":"):
-            n += NEAR + 1
-    prose = list(place)
     while len(chosen) < MAX_SENTENCES:
         gains = [(question.covered(seen | own[i]) - question.covered(seen), -abs(place[i] - place[best]), i)
-                 for i in prose if i not in chosen and abs(place[i] - place[best]) <= NEAR]
+                 for i in place if i not in chosen and abs(place[i] - place[best]) <= NEAR]
         if not gains or max(gains)[0] < MIN_GAIN:
             break
         i = max(gains)[2]
@@ -368,12 +372,13 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
         if asks:
             stated = [x for x in stated if states(text[units[-x[2]][0]:units[-x[2]][1]])] or stated
     best = -max(scored if question.how or not stated else stated)[2]
-    chosen = _grown(question, text, units, own, best)
+    place = _places(text, units)
+    chosen = _grown(question, units, own, place, best)
     if question.how and not units[best][2] and not _shown_code(text, units, max(chosen)):
         # a sentence covering about as much, answering as much with its neighbours, that goes on to show how
         reach = question.covered(set().union(*(own[i] for i in chosen)))
         for i, (c, prose, _) in enumerate(scored):
-            grown = _grown(question, text, units, own, i) if prose and c >= scored[best][0] - TIED else []
+            grown = _grown(question, units, own, place, i) if prose and c >= scored[best][0] - TIED else []
             if grown and question.covered(set().union(*(own[j] for j in grown))) >= reach and _shown_code(
                     text, units, max(grown)):
                 best, chosen = i, grown
