@@ -71,6 +71,10 @@ _HISTORY = re.compile(r"(?i)\b(versions?|releases?|released|changelog|changed|ad
 #: A question asking for a default ("What is the default ...", "... by default?") is answered by a sentence
 #: saying what the default is.
 _DEFAULT = re.compile(r"(?i)\bdefault(?:s|ed)?\b")
+#: ... but not one setting the default aside ("... a different error response instead of the default 403?"): it asks
+#: for something else.
+_ASIDE = re.compile(r"(?i)\b(?:instead\s+of|rather\s+than|other\s+than|besides|except(?:\s+for)?)\s+(?:the\s+|a\s+|its\s+)?"
+                    r"default(?:s|ed)?\b")
 _local = threading.local()
 #: Words of asking rather than of the need ("How can I ...", "Is there a way to ..."): a passage is
 #: not expected to contain them, so they do not count toward coverage.
@@ -137,7 +141,7 @@ class Question:
         self.total = sum(self.weights.values())
         self.how = bool(_HOW.search(text))
         self.quantity = bool(_HOW_MANY.search(text))
-        self.default = bool(_DEFAULT.search(text))
+        self.default = len(_DEFAULT.findall(text)) > len(_ASIDE.findall(text))
         self.history = bool(_HISTORY.search(text))
 
     def covered(self, found: set[str]) -> float:
@@ -160,6 +164,10 @@ _POINTER = re.compile(r"(?i)[ \t]*see(?:[ \t]*also\b|\b[^\n]*\bfor[ \t]+(?:more[
 #: A line naming a thing of code that the lines after it define, as reference pages do ("PERMANENT_SESSION_LIFETIME:",
 #: "`max_retries`:", "--no-cache-dir:"): a name with "_", ".", an inner capital or a leading "--", or in backticks.
 _TERM = re.compile(r"(`[^`\n]+`|--?[\w-]+|[A-Za-z_]\w*(?:[_.]|[a-z][A-Z])[\w.]*):")
+#: A list item defining a term ("* `max_age` - Sets a maximum time ... Defaults to `600`.", "- **timeout**: ..."):
+#: its later sentences are about that term.
+_ITEM_TERM = re.compile(r"[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+(?:\*\*)?(`[^`\n]+`|--?[\w-]+|[A-Za-z_]\w*(?:[_.]|[a-z][A-Z])"
+                        r"[\w.]*)(?:\*\*)?[ \t]*(?:[-:\u2013\u2014])")
 
 
 def release_notes(section: str) -> bool:
@@ -222,7 +230,7 @@ def _units(text: str) -> list[tuple[int, int, bool]]:
 def _defined(text: str, units: list[tuple[int, int, bool]]) -> list[set[str]]:
     """The stems of the term each unit stands under (a unit may start with the term's line): a reference
     entry's sentences ("Default: `timedelta(days=31)`") say nothing of the name they are about, but stand
-    under it -- until the next term or heading."""
+    under it -- until the next term or heading; and a list item's later sentences under the term it defines."""
     out, term = [], set()
     for i, (a, b, code) in enumerate(units):
         if i and _HEADING.search(text, units[i - 1][1], a):
@@ -230,8 +238,23 @@ def _defined(text: str, units: list[tuple[int, int, bool]]) -> list[set[str]]:
         line = text[a:b].split("\n", 1)[0]
         if not code and _TERM.fullmatch(line):
             term = stems(line)
-        out.append(term)
+        head = _item_of(text, units, i)
+        defines = _ITEM_TERM.match(text, text.rfind("\n", 0, units[head][0]) + 1) if head is not None else None
+        out.append(term | stems(defines.group(1)) if defines else term)
     return out
+
+
+def _item_of(text: str, units: list[tuple[int, int, bool]], i: int) -> int | None:
+    """The first unit of the list item whose later sentence unit ``i`` is, or ``None``."""
+    head = None
+    while i > 0 and not units[i][2] and not units[i - 1][2] and "\n\n" not in text[units[i - 1][1]:units[i][0]]:
+        start = text.rfind("\n", 0, units[i][0]) + 1
+        if not text[start:units[i][0]].strip() and _LINE_START.match(text, start):
+            break  # unit i starts a line of its own: a new item, row or quote
+        head = i = i - 1
+    if head is None:
+        return None
+    return head if ITEM.match(text, text.rfind("\n", 0, units[head][0]) + 1) else None
 
 
 def _listing(text: str, start: int) -> bool:
@@ -374,6 +397,9 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     best = -max(scored if question.how or not stated else stated)[2]
     place = _places(text, units)
     chosen = _grown(question, units, own, place, best)
+    head = _item_of(text, units, best)
+    if head is not None and head not in chosen:
+        chosen.append(head)  # a list item's later sentence reads with the item's start ("`max_age` - ...")
     if question.how and not units[best][2] and not _shown_code(text, units, max(chosen)):
         # a sentence covering about as much, answering as much with its neighbours, that goes on to show how
         reach = question.covered(set().union(*(own[i] for i in chosen)))

@@ -165,6 +165,19 @@ def test_a_question_asking_for_a_default_is_answered_by_the_sentence_saying_it()
     assert [h.text for h in which.highlights] == ["The request timeout is checked per route."]
 
 
+def test_a_question_setting_the_default_aside_does_not_ask_for_it():
+    """"... a different error response instead of the default 403?" asks for the other thing: the sentence
+    saying it answers, not one saying what a default is. Control: asked for the default, that one answers."""
+    text = ("Closing before accepting sends a 403 error. To send a different error response, use the "
+            "`send_denial_response()` method.\n\nThe error handler defaults to plain-text responses.")
+    aside = Question("Which method sends a different error response instead of the default 403?", {}, 10)
+    assert not aside.default
+    assert "`send_denial_response()`" in " ".join(h.text for h in assess(aside, text).highlights)
+    asked = Question("What is the default error response?", {}, 10)
+    assert asked.default and [h.text for h in assess(asked, text).highlights] == [
+        "The error handler defaults to plain-text responses."]
+
+
 def test_a_reference_entry_answers_for_the_name_it_stands_under_and_a_default_is_given():
     """A reference page defines names one entry after another: "Default: `timedelta(days=31)`" says nothing of
     the name it is about, but stands under it; and of sentences saying "default", the one giving it answers.
@@ -179,6 +192,23 @@ def test_a_reference_entry_answers_for_the_name_it_stands_under_and_a_default_is
     assert [h.text for h in assess(asked, text).highlights] == ["Default: `timedelta(days=31)`"]
     labelled = text.replace("PERMANENT_SESSION_LIFETIME:", "Note:")
     assert [h.text for h in assess(asked, labelled).highlights] != ["Default: `timedelta(days=31)`"]
+
+
+def test_a_list_items_later_sentence_answers_for_the_term_the_item_defines():
+    """"* `max_age` - Sets ... . Defaults to `600`.": the item's second sentence says nothing of the name it is
+    about, but the item defines it; the answer reads with the item's start. Controls: the same sentences in a
+    paragraph of their own (no item defines a term), and another item's default."""
+    items = ("The following arguments are supported:\n\n"
+             "* `allow_methods` - A list of HTTP methods allowed. Defaults to `['GET']`.\n"
+             "* `allow_headers` - A list of request headers. Defaults to `[]`.\n"
+             "* `max_age` - Sets a maximum time in seconds for browsers to cache responses. Defaults to `600`.\n")
+    asked = Question("What is the default max_age for the middleware?", {}, 10)
+    found = [h.text for h in assess(asked, items).highlights]
+    assert found == ["* `max_age` - Sets a maximum time in seconds for browsers to cache responses.", "Defaults to `600`."]
+    other = [h.text for h in assess(Question("What is the default allow_headers?", {}, 10), items).highlights]
+    assert other == ["* `allow_headers` - A list of request headers.", "Defaults to `[]`."]
+    prose = items.replace("* ", "The option ")  # no list: "Defaults to ..." stands under nothing
+    assert "Defaults to `600`." not in [h.text for h in assess(asked, prose).highlights]
 
 
 def test_a_code_block_too_long_to_quote_answers_with_its_lines_that_cover_the_question():
