@@ -64,7 +64,8 @@ _TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+(?:[ \t]*:?-+:?[ \
 
 #: Directives (reStructuredText, MyST) whose body is code, and those that render no text of the page itself
 #: (a table of contents, an include, an image) or that is not ours (autodoc's ``auto*`` read the code).
-_CODE_DIRECTIVES = frozenset({"code-block", "code", "sourcecode", "code-cell", "doctest", "testcode", "testoutput"})
+_CODE_DIRECTIVES = frozenset({"code-block", "code", "sourcecode", "code-cell", "doctest", "testcode", "testoutput",
+                              "code-tab"})  # sphinx-tabs' tab of code ("# a comment" in it is no heading)
 _DROPPED_DIRECTIVES = frozenset({"toctree", "contents", "include", "literalinclude", "image", "raw", "highlight",
                                  "index", "meta", "currentmodule", "module", "sectionauthor", "codeauthor",
                                  "default-role", "role", "tabularcolumns"})

@@ -344,6 +344,16 @@ def test_rst_sections_code_directives_and_roles():
     assert_well_formed(parts)
 
 
+def test_rst_code_tabs_are_code_not_headings():
+    """sphinx-tabs' ``code-tab`` holds code: its ``# comment`` lines are no headings (a heading would put every
+    passage after it under "You can also use sections like ...")."""
+    text = rst_markdown("Set it:\n\n.. tabs::\n\n    .. code-tab:: toml\n        :caption: .coveragerc.toml\n\n"
+                        "        # You can also use sections like [tool.coverage.run]\n        [report]\n"
+                        "        exclude_also = [\"def __repr__\"]\n\nThe end.\n")
+    assert "```toml\n# You can also use sections like [tool.coverage.run]\n[report]\n" in text and "caption" not in text
+    assert [s for s, _ in chunk("# Page\n\n" + text)] == ["Page"]
+
+
 def test_html_keeps_pre_blocks_as_fenced_code_with_their_newlines(tmp_path: Path):
     page = ("<html><head><title>Deploy</title></head><body><h1>Deploy</h1><p>Run   the\n   script:</p>"
             '<pre><code class="language-bash"># build it\nmake   all\n\n./deploy --now</code></pre>'
