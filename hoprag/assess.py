@@ -57,9 +57,13 @@ _HEADING = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]")
 #: "How many / much / long ..." asks for a quantity instead, which a sentence states (a numeral or a number word).
 _QUANTITY = r"(?:many|much|long|often|old|big|large|far|soon|fast)\b"
 _HOW = re.compile(rf"(?i)^\s*(how\b(?!\s+{_QUANTITY})|what(?:'s| is) the (?:syntax|command|way)\b"
-                  r"|what (?:do|should|must|can) (?:i|you|we) (?:add|put|write|type|run|enter|paste)\b)"
+                  r"|what (?:do|should|must|can) (?:i|you|we) (?:add|put|write|type|run|enter|paste)\b"
+                  r"|(?:what|which)\s+(?:[\w-]+\s+){1,3}?(?:should|must|do|can)\s+(?:i|you|we)\s+(?:set|use|add|pass|put|"
+                  r"write|run|enable|configure)\b)"
                   r"|\b(example|snippet|syntax)\b")
-_HOW_MANY = re.compile(rf"(?i)^\s*how\s+{_QUANTITY}")
+_HOW_MANY = re.compile(rf"(?i)^\s*how\s+{_QUANTITY}"
+                       # "What exit code ...", "Which port ...", "What status code ...": a number answers
+                       r"|^\s*(?:what|which)\s+(?:[\w-]+\s+)?(?:(?:exit|status|return|error|http|response)\s+codes?|ports?)\b")
 _NUMBER = re.compile(r"(?i)\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty"
                      r"|fifty|hundred|thousand|million|billion|once|twice|dozens?|half)\b")
 #: A heading naming a release ("pytest 3.8.0 (2018-09-05)", "0.115.0", "Version 3.0.3", "v2.1 release notes"):
@@ -159,8 +163,9 @@ _LINE_START = re.compile(r"[ \t]*([-*+][ \t]|\d{1,3}[.)][ \t]|\||>|#)")
 #: A list item's line.
 ITEM = re.compile(r"[ \t]*([-*+]|\d{1,3}[.)])[ \t]")
 #: A pointer to another page ("See also: pythonpath.", Sphinx's "Seealso:", "See the hook's documentation for
-#: details."): it answers nothing itself.
-_POINTER = re.compile(r"(?i)[ \t]*see(?:[ \t]*also\b|\b[^\n]*\bfor[ \t]+(?:more[ \t]+)?(?:details|information)\b)")
+#: details.", "See multi_line_exclude."): it answers nothing itself.
+_POINTER = re.compile(r"(?i)[ \t]*see(?:[ \t]*also\b|\b[^\n]*\bfor[ \t]+(?:more[ \t]+)?(?:details|information)\b"
+                      r"|[ \t]+[^\s]+\.(?:\s|$))")
 #: A line naming a thing of code that the lines after it define, as reference pages do ("PERMANENT_SESSION_LIFETIME:",
 #: "`max_retries`:", "--no-cache-dir:"): a name with "_", ".", an inner capital or a leading "--", or in backticks.
 _TERM = re.compile(r"(`[^`\n]+`|--?[\w-]+|[A-Za-z_]\w*(?:[_.]|[a-z][A-Z])[\w.]*):")

@@ -154,6 +154,18 @@ def test_a_how_many_question_is_answered_by_a_sentence_stating_a_number():
     assert [h.text for h in which.highlights] == ["The server starts its workers by default in the background."]
 
 
+def test_what_exit_code_or_port_asks_for_a_number():
+    """"What exit code ...?" is answered by the sentence giving the code, not the one sharing more of the
+    question's words without it. Control: "What is the exit code policy ...?" asks no number."""
+    text = ("- code 0 if nothing would change;\n- code 123 if there was an internal error\n\n"
+            "With `--quiet` only the exit code will be returned, unless there was an internal error.")
+    asked = Question("What exit code is returned on an internal error?", {}, 10)
+    assert asked.quantity and assess(asked, text).highlights[0].text == "- code 123 if there was an internal error"
+    assert Question("Which port does the server listen on?", {}, 10).quantity
+    other = Question("What is the exit code policy on an internal error?", {}, 10)
+    assert not other.quantity and [h.text for h in assess(other, text).highlights] == [text.split("\n\n")[1]]
+
+
 def test_a_question_asking_for_a_default_is_answered_by_the_sentence_saying_it():
     """The sentence covering most of "What is the default timeout ..." says nothing of a default; the one that
     does answers; asked "Which timeout ..." (the control), the best-covering one."""
@@ -245,6 +257,9 @@ def test_a_pointer_to_another_page_is_no_answer():
     assert [h.text for h in assess(q, text).highlights] == ["Pass -s to show prints as they happen."]
     plain = "You see prints of failing tests only.\n\nPass -s to show prints as they happen."
     assert assess(q, plain).highlights[0].text == "You see prints of failing tests only."
+    short = Question("How do I exclude lines?", {}, 10)  # "See <name>." alone points too
+    text = "Advanced exclusion of lines. See multi_line_exclude.\n\nAdd `# pragma: no cover` to exclude lines."
+    assert "See multi_line_exclude." not in [h.text for h in assess(short, text).highlights]
 
 
 def test_a_heading_naming_a_release_marks_release_notes_and_a_heading_mentioning_a_version_does_not():
@@ -289,6 +304,17 @@ def test_sentences_join_across_the_examples_between_them_but_not_across_code_a_s
     assert joined[0].startswith("The `runner.isolated_filesystem`") and joined[1].startswith("Pass `temp_dir`")
     introduced = [h.text for h in assess(q, text.format(end=", like this:")).highlights]
     assert introduced == ["Pass `temp_dir` to control where the temporary directory is created."]
+
+
+def test_which_setting_should_i_set_asks_how_and_brings_the_example():
+    """"Which profile should I set ...?" asks what to write: the sentence answers with the example it leads to.
+    Control: "Which profile is set ...?" asks for a name; the sentence alone."""
+    text = ("You can set the black profile in any of the config files. Below, an example for `pyproject.toml`:\n\n"
+            "```toml\n[tool.isort]\nprofile = \"black\"\n```")
+    how = Question("Which isort profile should I set to make isort compatible with Black?", {}, 10)
+    assert how.how and 'profile = "black"' in " ".join(h.text for h in assess(how, text).highlights)
+    name = Question("Which isort profile is set to make isort compatible with Black?", {}, 10)
+    assert not name.how and 'profile = "black"' not in " ".join(h.text for h in assess(name, text).highlights)
 
 
 def test_what_do_i_add_asks_how_and_is_answered_by_the_code_to_add():
