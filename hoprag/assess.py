@@ -85,6 +85,9 @@ _local = threading.local()
 ASKING = frozenset("will shall may might must want wants need needs possible way ways please here anyone someone "
                    "something".split())
 
+#: "How do I make ..." -- not "When did she make What a Wonderful World?", where making is what is asked about.
+_MAKE = re.compile(r"(?i)\bhow\s+(?:do|can|could|should|would|does|will)\s+(?:i|you|we|one)\s+make\b")
+
 
 def _stemmer() -> Stemmer.Stemmer:
     """PyStemmer objects are not thread-safe: one per thread."""
@@ -136,8 +139,9 @@ class Question:
         self.text = text
         self.weights: dict[str, float] = {}
         self.words: dict[str, str] = {}  # stem -> the question's first word with it
+        light = _MAKE.search(text) is not None  # "How do I make X Y?" asks for X to be Y: "make" is the asking
         for token in content(identifiers(text)):
-            if token in ASKING:
+            if token in ASKING or (light and token == "make"):
                 continue
             key = stem(token)
             self.words.setdefault(key, token)

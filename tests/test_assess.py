@@ -166,6 +166,17 @@ def test_what_exit_code_or_port_asks_for_a_number():
     assert not other.quantity and [h.text for h in assess(other, text).highlights] == [text.split("\n\n")[1]]
 
 
+def test_make_in_a_question_is_asking_not_the_need():
+    """"How do I make an argument accept unlimited values?": "make" is how it is asked, as "how do I" is -- a
+    sentence saying "make an argument ..." about something else is no better for it. Control: the need's words."""
+    text = ("To make an argument accept a default, give it one.\n\nLogs go elsewhere. Workers restart. Hooks run.\n\n"
+            "An unlimited number of values is accepted when nargs is -1.")
+    q = Question("How do I make an argument accept unlimited values?", {}, 10)
+    assert "make" not in q.weights and [h.text for h in assess(q, text).highlights] == [text.split("\n\n")[-1]]
+    assert set(q.weights) == {"argument", "accept", "unlimit", "valu"}
+    assert "make" in Question("When did the band make its first record?", {}, 10).weights
+
+
 def test_a_question_asking_for_a_default_is_answered_by_the_sentence_saying_it():
     """The sentence covering most of "What is the default timeout ..." says nothing of a default; the one that
     does answers; asked "Which timeout ..." (the control), the best-covering one."""
