@@ -482,3 +482,14 @@ def test_a_second_passage_joins_the_answer_only_when_together_they_answer_the_qu
     assert policy._union(ledger, [best, short]) < policy.COVERS <= policy._union(ledger, [best, full])
     assert [c["doc_id"] for c in policy._joined(ledger, best, [best, short])] == ["best"]
     assert [c["doc_id"] for c in policy._joined(ledger, best, [best, full])] == ["best", "full"]
+
+
+def test_an_answer_keeps_list_items_on_their_lines_and_the_sentence_after_an_unfinished_item_on_its_own():
+    """A list item stays on a line of its own; a sentence after an item ending unpunctuated ("- code 123 if there was
+    an internal error") starts a line too, while one after an item's finished sentence is the item's own (its
+    "Defaults to `600`.")."""
+    said = policy._quote([{"text": "- code 123 if there was an internal error"},
+                          {"text": "With `--quiet` only the exit code is returned."}])
+    assert said == "- code 123 if there was an internal error\nWith `--quiet` only the exit code is returned."
+    same = policy._quote([{"text": "* `max_age` - Sets a maximum time."}, {"text": "Defaults to `600`."}])
+    assert same == "* `max_age` - Sets a maximum time. Defaults to `600`."

@@ -482,9 +482,11 @@ def _shows_code(hit: dict[str, Any]) -> bool:
 
 
 def _quote(highlights: list[dict[str, Any]]) -> str:
-    """Highlights as one answer: sentences joined by spaces, a code block and each list item on lines of their own."""
+    """Highlights as one answer: sentences joined by spaces, a code block and each list item on lines of their own
+    (a sentence after an item that ends unpunctuated -- "- code 123 if there was an internal error" -- is not
+    part of it: it starts a line too)."""
     parts: list[str] = []
-    for h in highlights:
+    for n, h in enumerate(highlights):
         text = h["text"].strip()
         if text.startswith(("```", "~~~")):
             fence = text[:3]
@@ -495,7 +497,9 @@ def _quote(highlights: list[dict[str, Any]]) -> str:
         elif _ITEM.match(text):  # a list's items stay one per line
             parts.append("\n" + " ".join(text.split()))
         else:
-            parts.append(" ".join(text.split()))
+            last = highlights[n - 1]["text"].strip() if n else ""
+            ended = _ITEM.match(last) is not None and not last.endswith((".", "!", "?", ":", ";"))
+            parts.append(("\n" if ended else "") + " ".join(text.split()))
     return " ".join(parts).replace(" \n", "\n").replace("\n ", "\n").strip()
 
 
