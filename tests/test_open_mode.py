@@ -493,3 +493,18 @@ def test_an_answer_keeps_list_items_on_their_lines_and_the_sentence_after_an_unf
     assert said == "- code 123 if there was an internal error\nWith `--quiet` only the exit code is returned."
     same = policy._quote([{"text": "* `max_age` - Sets a maximum time."}, {"text": "Defaults to `600`."}])
     assert same == "* `max_age` - Sets a maximum time. Defaults to `600`."
+
+
+def test_a_versioned_name_the_question_asks_about_must_be_in_the_answer_as_written():
+    """"Does the server support HTTP/3?": a passage about HTTP servers and their support, its "3" elsewhere, is no
+    answer -- search matched the parts, not the name; the agent abstains. Control: a passage saying HTTP/3 answers."""
+    docs = (Doc("proxy", "The development server speaks HTTP/1.1 and supports 3 reload modes; a reverse proxy in front "
+                         "of the HTTP server adds support for more protocols.", PUBLIC, title="Server", document="server.md"),
+            Doc("log", "Logs go to stderr.", PUBLIC, title="Logging", document="log.md"))
+    engine = Engine(Corpus(docs, Lexicon(()), None, None), "bm25-titles")
+    asked = drive(engine, "Does the development server support HTTP/3?")
+    assert asked["grade"]["status"] == "exhausted", asked["grade"]
+    said = (Doc("push", "The development server supports HTTP/3 push.", PUBLIC, title="Push", document="push.md"),
+            *docs)
+    engine = Engine(Corpus(said, Lexicon(()), None, None), "bm25-titles")
+    assert drive(engine, "Does the development server support HTTP/3?")["grade"]["answer_doc"] == "push"

@@ -28,6 +28,8 @@ from mcp_server.tools import MAX_QUERY_CHARS
 from .directives import directives
 
 Ledger = dict[str, Any]
+#: A versioned name: a protocol and its version ("HTTP/2", "TLS/1.3"), which search splits into words.
+_VERSIONED = re.compile(r"\b[A-Za-z]+/\d+(?:\.\d+)*\b")
 #: A question asking which thing of code (a variable, an option, a class ...): documentation names it in code.
 _WHICH = re.compile(r"(?i)\s*which\s+(?:[\w.-]+\s+){0,2}?(?:variable|option|flag|setting|function|method|class|"
                     r"parameter|argument|command|key|field|module|decorator|exception|error|hook|mode|attribute|"
@@ -405,11 +407,13 @@ def _answering(ledger: Ledger, search: dict[str, Any]) -> list[dict[str, Any]]:
     highlights minus any sentence the injection detector flags -- flagged text never becomes an answer.
     A "how many" question is answered by a number: hits whose highlights state one come first; a question
     asking for a default, by what the default is: hits whose highlights say "default" come first. Release
-    notes fall behind by :data:`RELEASE_NOTES`."""
+    notes fall behind by :data:`RELEASE_NOTES`. A hit not holding a versioned name the question asks about ("HTTP/2")
+    as written answers nothing of it: the search matched its parts ("HTTP", "2")."""
     out = []
+    literal = [m.lower() for m in _VERSIONED.findall(ledger["question"])]
     for rank, hit in enumerate(search.get("hits", [])):
         clean = [h for h in hit.get("highlights", []) if not directives(h["text"])]
-        if clean:
+        if clean and all(x in _context(ledger, hit["id"]).lower() for x in literal):
             out.append({**hit, "highlights": clean, "rank": rank})
     question = _question(ledger)
 
