@@ -60,6 +60,8 @@ _TAG = re.compile(r"</?[A-Za-z][\w.-]*(?:[ \t\n][^<>]*)?/?>")
 _ATTR = r"(?:[.#][^\s{}]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|[^\s}]+))"
 _ATTR_LIST = re.compile(rf"[ \t]*\{{:?[ \t]*{_ATTR}(?:[ \t]+{_ATTR})*[ \t]*\}}")
 _ICON = re.compile(r":(?:material|octicons|fontawesome|simple|lucide)-[\w-]+:[ \t]?")
+#: A definition list's definition line (MyST, Python-Markdown's def_list): ": text".
+_DEFINITION = re.compile(r"^:[ \t]+(\S.*)$")
 _TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+(?:[ \t]*:?-+:?[ \t]*)?$")
 
 #: Directives (reStructuredText, MyST) whose body is code, and those that render no text of the page itself
@@ -170,7 +172,8 @@ def _body(lines: list[str]) -> list[str]:
 
 
 class _Markdown:
-    """The line pass: containers unwrapped, include, ESM and definition lines dropped, code left alone (but a
+    """The line pass: containers unwrapped, include, ESM and link-definition lines dropped, definition lists' terms
+    glued to their definitions, code left alone (but a
     block holding nothing but includes: the files it names are not read, so it shows nothing)."""
 
     def __init__(self, mdx: bool):
@@ -202,6 +205,15 @@ class _Markdown:
             if step is not None:
                 produced, i = step
                 out += produced
+                continue
+            definition = _DEFINITION.match(line) if head == ":" else None
+            if definition:  # a definition list ("term", a blank line, ": what it is"): the term's line names it
+                while out and not out[-1].strip():
+                    out.pop()
+                if out and not out[-1].rstrip().rstrip("*_").endswith((".", ":", "!", "?", ";")):
+                    out[-1] = out[-1].rstrip() + ":"
+                out.append(definition.group(1))
+                i += 1
                 continue
             # MDX has no indented code: what JSX components indent is their text
             out.append(line.lstrip(" \t") if self.mdx and _indent_of(line.expandtabs(4)) >= 4 else line)

@@ -354,6 +354,16 @@ def test_rst_code_tabs_are_code_not_headings():
     assert [s for s, _ in chunk("# Page\n\n" + text)] == ["Page"]
 
 
+def test_a_definition_lists_term_names_its_definition():
+    """MyST / def_list: "term", a blank line, ": definition". The ": " marker goes and the term's line ends in ":",
+    so the definition reads under the name it defines (as a reference entry does), not as a line of its own
+    starting with a colon. A term ending a sentence keeps its punctuation; ":::" stays a container."""
+    text = markdown_text("Processors:\n\n{func}`structlog.processors.dict_tracebacks`\n\n: Gives a structured "
+                         "`exception` key.\n  It nests.\n\n**It's about classes.**\n\n: You define a class.\n")
+    assert "structlog.processors.dict_tracebacks:\nGives a structured `exception` key.\n  It nests." in text
+    assert "**It's about classes.**\nYou define a class." in text and "\n: " not in text
+
+
 def test_html_keeps_pre_blocks_as_fenced_code_with_their_newlines(tmp_path: Path):
     page = ("<html><head><title>Deploy</title></head><body><h1>Deploy</h1><p>Run   the\n   script:</p>"
             '<pre><code class="language-bash"># build it\nmake   all\n\n./deploy --now</code></pre>'
