@@ -125,7 +125,7 @@ class Assessment:
     coverage: float
     highlights: tuple[Highlight, ...]
     matched: tuple[str, ...] = ()  # the question's words the passage contains, in question order
-    focus: float = 0.0  # how much of the question the answering sentences alone cover (not what they introduce)
+    focus: float = 0.0  # what the answering sentences cover (not what they introduce, but a how answer's code)
 
 
 class Question:
@@ -382,7 +382,8 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     with the sentence that introduces it --
     and up to two more sentences near it that each add :data:`MIN_GAIN` of the question, in text order --
     then what the last of them introduces (:func:`_introduced`), read with it but not counted in ``focus``:
-    an introduction does not answer more for what follows it, it only reads complete."""
+    an introduction does not answer more for what follows it, it only reads complete -- except the code a "how"
+    answer shows, which is the answer."""
     found = stems(f"{context}\n{text}")
     coverage = question.covered(found)
     matched = tuple(word for key, word in question.words.items() if key in found)
@@ -429,6 +430,8 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
             chosen += [i for i in _shown_code(text, units, max(chosen)) if i not in chosen]
         if show and not any(units[i][2] for i in chosen) and len(chosen) < MAX_SENTENCES:
             chosen += _read_on(question, text, units, max(chosen), MAX_SENTENCES - len(chosen))
+        if question.how:  # a how answer's code is its answer ("If you want to send JSON data:" then the call): it counts
+            focus = max(focus, question.covered(set().union(*(own[i] for i in chosen))))
     spans = []
     for i in sorted(chosen):
         a, b, is_code = units[i]

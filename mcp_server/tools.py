@@ -111,7 +111,8 @@ class SearchResult(BaseModel):
                                                     "the passage's whole text (text is cut, these are not). [] for an "
                                                     "untrusted result.")
     answers: float = Field(default=0.0, description="How much of the query the answering sentences of the highlights cover (0..1; "
-                                                    "a list or code they introduce comes along, uncounted): with "
+                                                    "a list or code they introduce comes along, uncounted -- but the code a 'how' "
+                                                    "answer shows counts): with "
                                                     "coverage, how well this passage answers it. 0 for an untrusted result.")
     matched: list[str] = Field(default_factory=list, description="The query's content words this passage contains "
                                                                   "(by word stem; [] for an untrusted result).")

@@ -328,6 +328,18 @@ def test_which_setting_should_i_set_asks_how_and_brings_the_example():
     assert not name.how and 'profile = "black"' not in " ".join(h.text for h in assess(name, text).highlights)
 
 
+def test_a_how_answers_code_counts_in_what_it_answers():
+    """"How do I send JSON in a POST request?": "If you want to send JSON data:" introduces the call that says the
+    rest (`session.post(url, json=...)`) -- for a how question that code is the answer, so what the answer covers
+    counts it. Control: asked what JSON data is sent, the sentence answers alone, its example only read with it."""
+    text = "If you want to send JSON data:\n\n```\nasync with session.post(url, json={'a': 1}) as resp:\n    ...\n```"
+    idf = {"send": 2.0, "json": 2.0, "post": 2.0, "request": 0.5}
+    how = assess(Question("How do I send JSON in a POST request?", idf, 10), text)
+    assert how.highlights[-1].code and how.focus == how.coverage
+    what = assess(Question("What JSON data is sent in a POST request?", idf, 10), text)
+    assert what.focus < what.coverage
+
+
 def test_what_do_i_add_asks_how_and_is_answered_by_the_code_to_add():
     """"What do I add to ~/.bashrc ...?" asks for what to write, as "How do I ...?" does: the Bash tab's code
     answers, not the Fish tab's sentence sharing more words. Control: "What is added ...?" asks what a thing is."""
