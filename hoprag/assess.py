@@ -170,13 +170,14 @@ ITEM = re.compile(r"[ \t]*([-*+]|\d{1,3}[.)])[ \t]")
 #: details.", "See multi_line_exclude."): it answers nothing itself.
 _POINTER = re.compile(r"(?i)[ \t]*see(?:[ \t]*also\b|\b[^\n]*\bfor[ \t]+(?:more[ \t]+)?(?:details|information)\b"
                       r"|[ \t]+[^\s]+\.(?:\s|$))")
-#: A line naming a thing of code that the lines after it define, as reference pages do ("PERMANENT_SESSION_LIFETIME:",
-#: "`max_retries`:", "--no-cache-dir:"): a name with "_", ".", an inner capital or a leading "--", or in backticks.
-_TERM = re.compile(r"(`[^`\n]+`|--?[\w-]+|[A-Za-z_]\w*(?:[_.]|[a-z][A-Z])[\w.]*):")
+#: A thing of code's name: with "_", ".", an inner capital or a leading "--", or in backticks.
+_NAME = r"(`[^`\n]+`|--?[\w-]+|[A-Za-z_]\w*(?:[_.]|[a-z][A-Z])[\w.]*)"
+#: A line naming one that the lines after it define, as reference pages do ("PERMANENT_SESSION_LIFETIME:",
+#: "`max_retries`:", "--no-cache-dir:").
+_TERM = re.compile(rf"{_NAME}:")
 #: A list item defining a term ("* `max_age` - Sets a maximum time ... Defaults to `600`.", "- **timeout**: ..."):
 #: its later sentences are about that term.
-_ITEM_TERM = re.compile(r"[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+(?:\*\*)?(`[^`\n]+`|--?[\w-]+|[A-Za-z_]\w*(?:[_.]|[a-z][A-Z])"
-                        r"[\w.]*)(?:\*\*)?[ \t]*(?:[-:\u2013\u2014])")
+_ITEM_TERM = re.compile(rf"[ \t]*(?:[-*+]|\d{{1,3}}[.)])[ \t]+(?:\*\*)?{_NAME}(?:\*\*)?[ \t]*(?:[-:\u2013\u2014])")
 
 
 def release_notes(section: str) -> bool:
@@ -236,7 +237,7 @@ def _units(text: str) -> list[tuple[int, int, bool]]:
     return out
 
 
-def _defined(text: str, units: list[tuple[int, int, bool]]) -> list[set[str]]:
+def _defined(text: str, units: list[tuple[int, int, bool]], items: list[int | None]) -> list[set[str]]:
     """The stems of the term each unit stands under (a unit may start with the term's line): a reference
     entry's sentences ("Default: `timedelta(days=31)`") say nothing of the name they are about, but stand
     under it -- until the next term or heading; and a list item's later sentences under the term it defines."""
@@ -247,23 +248,23 @@ def _defined(text: str, units: list[tuple[int, int, bool]]) -> list[set[str]]:
         line = text[a:b].split("\n", 1)[0]
         if not code and _TERM.fullmatch(line):
             term = stems(line)
-        head = _item_of(text, units, i)
+        head = items[i]
         defines = _ITEM_TERM.match(text, text.rfind("\n", 0, units[head][0]) + 1) if head is not None else None
         out.append(term | stems(defines.group(1)) if defines else term)
     return out
 
 
-def _item_of(text: str, units: list[tuple[int, int, bool]], i: int) -> int | None:
-    """The first unit of the list item whose later sentence unit ``i`` is, or ``None``."""
-    head = None
-    while i > 0 and not units[i][2] and not units[i - 1][2] and "\n\n" not in text[units[i - 1][1]:units[i][0]]:
-        start = text.rfind("\n", 0, units[i][0]) + 1
-        if not text[start:units[i][0]].strip() and _LINE_START.match(text, start):
-            break  # unit i starts a line of its own: a new item, row or quote
-        head = i = i - 1
-    if head is None:
-        return None
-    return head if ITEM.match(text, text.rfind("\n", 0, units[head][0]) + 1) else None
+def _items(text: str, units: list[tuple[int, int, bool]]) -> list[int | None]:
+    """For each unit, the first unit of the list item whose later sentence it is, or ``None``: one pass, a unit going
+    on from the one before unless code, a blank line or its own line's start (a new item, row or quote) parts them."""
+    first: list[int] = []
+    for i, (a, _, code) in enumerate(units):
+        line = text.rfind("\n", 0, a) + 1
+        goes_on = (i > 0 and not code and not units[i - 1][2] and "\n\n" not in text[units[i - 1][1]:a]
+                   and not (not text[line:a].strip() and _LINE_START.match(text, line)))
+        first.append(first[-1] if goes_on else i)
+    return [f if f != i and ITEM.match(text, text.rfind("\n", 0, units[f][0]) + 1) else None
+            for i, f in enumerate(first)]
 
 
 def _listing(text: str, start: int) -> bool:
@@ -390,8 +391,9 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     units = _units(text)
     lines = {i: _lines_covering(question, text, a, b) for i, (a, b, code) in enumerate(units)
              if code and b - a > MAX_CODE_CHARS}  # what a block too long to quote answers with
+    items = _items(text, units)
     own = [set() if not code and _POINTER.match(text, a) else stems(text[slice(*lines.get(i, (a, b)))]) | term
-           for i, ((a, b, code), term) in enumerate(zip(units, _defined(text, units)))]
+           for i, ((a, b, code), term) in enumerate(zip(units, _defined(text, units, items)))]
     scored = [(question.covered(own[i]), not code, -i) for i, (_, _, code) in enumerate(units)]
     if not scored or max(scored)[0] <= 0:
         return Assessment(round(coverage, 3), (), matched)
@@ -407,7 +409,7 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     best = -max(scored if question.how or not stated else stated)[2]
     place = _places(text, units)
     chosen = _grown(question, units, own, place, best)
-    head = _item_of(text, units, best)
+    head = items[best]
     if head is not None and head not in chosen:
         chosen.append(head)  # a list item's later sentence reads with the item's start ("`max_age` - ...")
     if question.how and not units[best][2] and not _shown_code(text, units, max(chosen)):
@@ -431,7 +433,7 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
         if show and not any(units[i][2] for i in chosen) and len(chosen) < MAX_SENTENCES:
             chosen += _read_on(question, text, units, max(chosen), MAX_SENTENCES - len(chosen))
         if question.how:  # a how answer's code is its answer ("If you want to send JSON data:" then the call): it counts
-            focus = max(focus, question.covered(set().union(*(own[i] for i in chosen))))
+            focus = question.covered(set().union(*(own[i] for i in chosen)))
     spans = []
     for i in sorted(chosen):
         a, b, is_code = units[i]
