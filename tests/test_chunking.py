@@ -176,6 +176,18 @@ def test_long_sections_split_at_paragraphs_into_passages_within_the_range():
     assert [p for _, t in parts for p in t.split("\n\n")] == paragraphs  # cut between paragraphs only
 
 
+def test_a_short_last_passage_joins_the_one_before_it_and_no_passage_is_lost_or_repeated():
+    """A long section's short tail is folded into the passage before it; the passage before that stays
+    (``out[-2] += out.pop()`` had stored the merged passage over the one before it: Jinja's "Whitespace
+    Control" lost its first half, ``trim_blocks`` included, and repeated its second)."""
+    for n in range(3, 30):
+        for tail in (1, 2, 3, 5):
+            paragraphs = [words(7, f"p{i}") for i in range(n)] + [words(tail, "tail")]
+            parts = chunk("# Long\n\n" + "\n\n".join(paragraphs) + "\n")
+            assert [p for _, t in parts for p in t.split("\n\n")] == paragraphs, (n, tail)
+            assert all(len(t) <= MAX_PASSAGE_CHARS for _, t in parts)
+
+
 def test_a_long_list_is_cut_between_items_and_a_long_paragraph_between_sentences():
     items = [f"- **Item {i}**: {words(2, f'i{i}')}" for i in range(40)]
     parts = chunk("# Changes\n\n" + "\n".join(items) + "\n")

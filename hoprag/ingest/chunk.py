@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 MAX_PASSAGE_CHARS = 1500
 MIN_PASSAGE_CHARS = 300
 #: What the readers and this chunker make of a file: change it with them, and every file is read again.
-VERSION = "9"
+VERSION = "10"
 _LIST_ITEM = re.compile(r"^[ \t]{0,3}(?:(?:[-*+]|\d{1,9}[.)])[ \t]|\|)")  # a list item's or a table row's first line
 _FENCE_CLOSE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*$")
 #: What only the Markdown parser reads right, besides code, HTML and tabs anywhere (:func:`_plain_blocks`):
@@ -380,7 +380,8 @@ def _pack(items: list[_Item], limit: int, minimum: int) -> list[list[_Item]]:
         out[-1] += chain
         size, k = grown, k + len(chain)
     if len(out) > 1 and size < minimum and width(out[-2]) + len(out[-1][0].sep) + size <= limit:
-        out[-2] += out.pop()
+        tail = out.pop()  # popped first: ``out[-2] += out.pop()`` stores the sum one place too early
+        out[-1] += tail
     return out
 
 
