@@ -27,6 +27,14 @@ def test_shipped_questions_follow_the_format_and_their_gold_holds():
         assert Counter(r["split"] for r in rows if r["kind"] == kind) == {"dev": n // 2, "holdout": n // 2}
 
 
+@pytest.mark.parametrize("path", sorted((ROOT / "benchmarks" / "data" / "docs_dev").glob("*.jsonl")), ids=lambda p: p.stem)
+def test_development_sets_follow_the_format(path):
+    """The development sets' folders are not shipped (their README names the sdists): the format is checked here."""
+    rows = load_questions(path)
+    assert Counter(r["kind"] for r in rows) == {"direct": 9, "paraphrase": 4, "two-page": 2, "unanswerable": 3}
+    assert {r["split"] for r in rows} == {"dev"}
+
+
 def test_the_corpus_ships_its_licence_attribution_and_at_least_100_pages():
     assert "MIT License" in (CORPUS / "LICENSE").read_text(encoding="utf-8")
     assert "sha256" in (CORPUS / "ATTRIBUTION.md").read_text(encoding="utf-8")
