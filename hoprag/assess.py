@@ -340,15 +340,16 @@ def _read_on(question: Question, text: str, units: list[tuple[int, int, bool]], 
     return [] if ends is None else after[:ends + 1]
 
 
-def _places(text: str, units: list[tuple[int, int, bool]]) -> dict[int, int]:
+def _places(text: str, units: list[tuple[int, int, bool]], shows: int | None = None) -> dict[int, int]:
     """Each sentence's place, counted in sentences: a code block between two is the first one's example, read
-    past -- unless a sentence introduces it ("Bash: add this to ~/.bashrc:"), which puts the next beyond
-    :data:`NEAR`: an answer does not skip what it introduces."""
+    past -- unless a sentence introduces it ("Bash: add this to ~/.bashrc:"), or it follows the sentence ``shows``
+    (a "how" question's best: its code is how), which puts the next beyond :data:`NEAR`: an answer does not skip
+    what it introduces."""
     place, n = {}, 0
     for i, (_, _, code) in enumerate(units):
         if not code:
             place[i], n = n, n + 1
-        elif i and not units[i - 1][2] and text[units[i - 1][0]:units[i - 1][1]].rstrip().endswith(":"):
+        elif i and not units[i - 1][2] and (i - 1 == shows or text[units[i - 1][0]:units[i - 1][1]].rstrip().endswith(":")):
             n += NEAR + 1
     return place
 
@@ -374,6 +375,35 @@ def _grown(question: Question, units: list[tuple[int, int, bool]], own: list[set
     return chosen
 
 
+#: A sentence referring back to the one before it ("This variable can also be set to ...", "It is ..."): it reads
+#: only with that one.
+_REFERS = re.compile(r"(?:This|These|Those|It|They|Such)\b")
+#: A sentence saying what to do in place of what the sentences before it describe ("Instead, use ...").
+_INSTEAD = re.compile(r"Instead\b")
+
+
+def _context(text: str, units: list[tuple[int, int, bool]], chosen: list[int]) -> list[int]:
+    """What an answer needs to read on its own, up to :data:`MAX_SENTENCES`: the sentences before its first that
+    it refers back to, in its paragraph, and the "Instead, ..." sentence after its last (the docs say what not to
+    do, then what to do: "Using `@celery_app.task` ... won't be available ...", "Instead, use `@shared_task`")."""
+    def joined(i: int) -> bool:  # unit i goes on from the one before it, in one paragraph
+        line = text.rfind("\n", 0, units[i][0]) + 1
+        return (i > 0 and not units[i][2] and not units[i - 1][2] and "\n\n" not in text[units[i - 1][1]:units[i][0]]
+                and not (not text[line:units[i][0]].strip() and _LINE_START.match(text, line)))
+
+    out: list[int] = []
+    first = min(chosen)
+    while len(chosen) + len(out) < MAX_SENTENCES and _REFERS.match(text, units[first][0]) and joined(first) \
+            and first - 1 not in chosen:
+        first -= 1
+        out.append(first)
+    after = max(chosen) + 1
+    if (len(chosen) + len(out) < MAX_SENTENCES and after < len(units) and not units[after][2]
+            and _INSTEAD.match(text, units[after][0]) and not _HEADING.search(text, units[after - 1][1], units[after][0])):
+        out.append(after)
+    return out
+
+
 def assess(question: Question, text: str, context: str = "") -> Assessment:
     """Coverage of ``question`` by a passage (its ``text`` plus ``context``: title and heading path),
     its highlights, and how much of the question the answering sentences alone cover.
@@ -394,7 +424,10 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     items = _items(text, units)
     own = [set() if not code and _POINTER.match(text, a) else stems(text[slice(*lines.get(i, (a, b)))]) | term
            for i, ((a, b, code), term) in enumerate(zip(units, _defined(text, units, items)))]
-    scored = [(question.covered(own[i]), not code, -i) for i, (_, _, code) in enumerate(units)]
+    # for a "how" question a sentence followed by code is read with it: the code is how it answers
+    shown = [own[i] | own[i + 1] if question.how and not code and i + 1 < len(units) and units[i + 1][2]
+             and not _HEADING.search(text, b, units[i + 1][0]) else own[i] for i, (_, b, code) in enumerate(units)]
+    scored = [(question.covered(shown[i]), not code, -i) for i, (_, _, code) in enumerate(units)]
     if not scored or max(scored)[0] <= 0:
         return Assessment(round(coverage, 3), (), matched)
     # a question that does not ask how is answered by a statement: a code block answers it only when no sentence
@@ -407,7 +440,7 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
         if asks:
             stated = [x for x in stated if states(text[units[-x[2]][0]:units[-x[2]][1]])] or stated
     best = -max(scored if question.how or not stated else stated)[2]
-    place = _places(text, units)
+    place = _places(text, units, best if question.how else None)
     chosen = _grown(question, units, own, place, best)
     head = items[best]
     if head is not None and head not in chosen:
@@ -424,9 +457,11 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     focus = question.covered(set().union(*(own[i] for i in chosen)))  # what follows an intro is for reading
     if not units[best][2]:
         # a "how" answer shows code -- unless its sentences already name it in code ("pass `required=True`"
-        # for "How do I make an option required?": inline code holding a word of the question)
-        show = question.how and not any(stems(span) & question.weights.keys() for i in chosen
-                                        for span in INLINE_CODE.findall(text, units[i][0], units[i][1]))
+        # for "How do I make an option required?": inline code holding a word of the question and more -- code
+        # only repeating the question's words, "`git blame`", "`'.html'`", names the subject, not how)
+        show = question.how and not any(
+            code & question.weights.keys() and code - question.weights.keys() for i in chosen
+            for code in map(stems, INLINE_CODE.findall(text, units[i][0], units[i][1])))
         chosen += _introduced(text, units, max(chosen), show)
         if show and not any(units[i][2] for i in chosen):
             chosen += [i for i in _shown_code(text, units, max(chosen)) if i not in chosen]
@@ -434,6 +469,7 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
             chosen += _read_on(question, text, units, max(chosen), MAX_SENTENCES - len(chosen))
         if question.how:  # a how answer's code is its answer ("If you want to send JSON data:" then the call): it counts
             focus = question.covered(set().union(*(own[i] for i in chosen)))
+    chosen += _context(text, units, chosen)
     spans = []
     for i in sorted(chosen):
         a, b, is_code = units[i]

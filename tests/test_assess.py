@@ -93,7 +93,8 @@ def test_a_how_question_brings_the_code_a_few_sentences_on_with_its_introduction
     assert assess(q, text).focus == 1.0  # the code is read with the answer, not counted as answering more
     what = Question("What does gunicorn need to install?", {}, 10)  # not a "how": the sentence alone
     assert not any(h.text.startswith("```") for h in assess(what, text).highlights)
-    headed = text.replace("Create a virtualenv", "## Other platforms\n\nCreate a virtualenv")
+    headed = text.replace("Create a virtualenv", "## Other platforms\n\nCreate a virtualenv").replace(
+        "pip install gunicorn", "pip install virtualenv")
     assert not any(h.text.startswith("```") for h in assess(q, headed).highlights)  # another section's code
     far = text.replace("It runs on Windows only under WSL.", "One. Two. Three. Four.")
     assert not any(h.text.startswith("```") for h in assess(q, far).highlights)  # too far from the answer
@@ -352,3 +353,48 @@ def test_what_do_i_add_asks_how_and_is_answered_by_the_code_to_add():
     assert how.how and [h.text.split("\n")[0] for h in assess(how, text).highlights] == ["Bash:", "```bash"]
     what = Question("What is added to ~/.bashrc to enable Bash shell completion for foo-bar?", idf, 10)
     assert not what.how and assess(what, text).highlights[0].text.startswith("Fish:")
+
+
+def test_a_how_questions_sentence_is_read_with_the_code_after_it_and_code_repeating_the_question_is_no_answer():
+    """"You can configure `git` to ignore revisions ... on every call to `git blame`." then the command: for a how
+    question the sentence is read with its code (which names the file the question does), so it outranks a later
+    sentence naming the file in prose, and its inline code, repeating the question's own words, does not stand in
+    for the command. Controls: a question not asking how takes the statement; inline code saying more than the
+    question ("pass `--ignore-revs-file`") is the answer itself, and no block is shown."""
+    text = ("You can even configure `git` to automatically ignore revisions listed in a file on every call to "
+            "`git blame`.\n\n```console\n$ git config blame.ignoreRevsFile .git-blame-ignore-revs\n```\n\n"
+            "The one caveat is that some hosts ignore it. However, GitHub supports `.git-blame-ignore-revs` "
+            "in blame views by default.")
+    idf = {"configure": 2.0, "git": 1.0, "blame": 2.0, "ignore": 2.0, "revs": 4.0, "commits": 1.0, "listed": 1.0}
+    how = Question("How do I configure git so that git blame always ignores the commits listed in "
+                   ".git-blame-ignore-revs?", idf, 10)
+    found = [h.text for h in assess(how, text).highlights]
+    assert found == ["You can even configure `git` to automatically ignore revisions listed in a file on every call "
+                     "to `git blame`.", "```console\n$ git config blame.ignoreRevsFile .git-blame-ignore-revs\n```"]
+    which = Question("Which hosts support .git-blame-ignore-revs in blame views?", idf, 10)
+    assert not any(h.code for h in assess(which, text).highlights)
+    named = text.replace("on every call to `git blame`.", "when you pass `--ignore-revs-file` to blame.")
+    assert not any(h.code for h in assess(how, named).highlights)
+
+
+def test_an_answer_brings_the_sentences_it_refers_back_to_and_the_instead_after_it():
+    """"This variable can also be set to `off` ..." reads only with what "this variable" is: the sentences before it
+    in its paragraph that it refers back to come along (up to three in all); docs saying what not to do
+    ("Using `@app.task` ... won't be available ...") go on with what to do ("Instead, use `@shared_task`").
+    Controls: a sentence referring back across a paragraph break, and one not referring back, come alone."""
+    text = ("An explicit PIN can be provided through the environment variable `DEBUG_PIN`. This can be set to a "
+            "number and will become the PIN. This variable can also be set to the value `off` to disable the PIN "
+            "check entirely.")
+    q = Question("What value disables the PIN check?", {}, 10)
+    assert [h.text for h in assess(q, text).highlights][0].startswith("An explicit PIN")
+    apart = text.replace(" This can be set", "\n\nThis can be set")
+    assert [h.text for h in assess(q, apart).highlights][0].startswith("This can be set")
+    plain = text.replace("This variable can also", "The variable can also")
+    assert [h.text for h in assess(q, plain).highlights] == [
+        "The variable can also be set to the value `off` to disable the PIN check entirely."]
+    tasks = ("Using `@app.task` to decorate task functions requires the `app` object, which won't be available "
+             "with the factory pattern.\n\nInstead, use the `@shared_task` decorator.\n\nTasks run in workers.")
+    which = Question("Which decorator should I use to define tasks with the factory pattern?", {}, 10)
+    assert [h.text for h in assess(which, tasks).highlights][-1] == "Instead, use the `@shared_task` decorator."
+    after = tasks.replace("\n\nInstead, use", "\n\n## Shared\n\nInstead, use")  # another section
+    assert "Instead" not in " ".join(h.text for h in assess(which, after).highlights)

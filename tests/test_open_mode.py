@@ -234,6 +234,24 @@ def test_a_how_question_answered_equally_well_by_prose_and_by_code_is_answered_w
     assert what["answer_doc"] == "about"  # not a "how" question: the best fit answers, code or not
 
 
+def test_a_how_answer_naming_its_code_is_not_displaced_by_a_tied_hit_showing_a_block():
+    """"Use `run_app(app, access_log=None)` to disable access logs." already says how, in code saying more than the
+    question: a hit fitting nearly as well whose block is another tool's command listing does not come first.
+    Control: inline code only repeating the question's words ("`run_app`") is no such answer, the block is."""
+    ledger = {"question": "How do I disable access logging when starting my server with run_app?", "passages": 10,
+              "weights": {"disable": 2.0, "access": 1.0, "logging": 1.0, "starting": 1.0, "server": 1.0, "run_app": 2.0}}
+
+    def hit(doc_id: str, fit: float, *highlights: dict) -> dict:
+        return {"id": doc_id, "coverage": fit, "answers": fit, "matched": [], "section": "", "highlights": list(highlights)}
+
+    block = hit("deploy", 0.72, {"text": "Pass the flag when starting the server under a worker:"},
+                {"text": "```\n$ worker --accesslog app:main\n```", "code": True})
+    named = hit("logging", 0.75, {"text": "Use `run_app(app, access_log=None)` to disable access logs."})
+    assert policy._shown(ledger, [named, block])[0]["id"] == "logging"
+    repeated = hit("logging", 0.75, {"text": "Use `run_app` to disable access logs."})
+    assert policy._shown(ledger, [repeated, block])[0]["id"] == "deploy"
+
+
 def test_a_how_question_whose_best_hit_shows_no_code_is_answered_by_a_close_hit_that_does():
     """The sentence restating the task in the question's words ("the test run stops at the first failure") fits
     best but does not say how; a hit naming the option fits nearly as well (beyond TIED, within HOW_TIED)."""
