@@ -310,6 +310,9 @@ def _introduced(text: str, units: list[tuple[int, int, bool]], last: int, how: b
         at += 1  # a list: its further items, while they fit
         out.append(at)
         size += len(say(at))
+    if (not units[at][2] and say(at).endswith(":") and at + 1 < len(units) and units[at + 1][2]
+            and size + len(say(at + 1)) <= MAX_CODE_CHARS):
+        out.append(at + 1)  # what is introduced introduces code in turn ("... will follow this template:")
     return out
 
 

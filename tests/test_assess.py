@@ -398,3 +398,16 @@ def test_an_answer_brings_the_sentences_it_refers_back_to_and_the_instead_after_
     assert [h.text for h in assess(which, tasks).highlights][-1] == "Instead, use the `@shared_task` decorator."
     after = tasks.replace("\n\nInstead, use", "\n\n## Shared\n\nInstead, use")  # another section
     assert "Instead" not in " ".join(h.text for h in assess(which, after).highlights)
+
+
+def test_an_introduced_list_item_introducing_code_brings_it_too():
+    """"... in a structure that depends on the `--basetemp` option:" introduces the item "- By default ..., the
+    temporary directories will follow this template:", which introduces the template: the answer reads to it.
+    Control: an item not ending in ":" does not bring the code after it."""
+    text = ("The temporary directories are created under a base directory, in a structure that depends on the "
+            "`--basetemp` option:\n\n- By default (without the `--basetemp` option), the temporary "
+            "directories will follow this template{end}\n\n```text\n{{temproot}}/pytest-of-{{user}}/\n```\n\nwhere:")
+    q = Question("Where are the temporary directories created when the basetemp option is not set?",
+                 {"basetemp": 5.0, "temporary": 1.0, "directories": 1.0, "created": 3.0}, 1000)
+    assert assess(q, text.format(end=":")).highlights[-1].text == "```text\n{temproot}/pytest-of-{user}/\n```"
+    assert not any(h.code for h in assess(q, text.format(end=".")).highlights)
