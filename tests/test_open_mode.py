@@ -320,6 +320,16 @@ def test_a_question_asking_two_things_searches_each_part_when_no_page_answers_bo
     assert len(single["ledger"]["searches"]) == 1 and single["grade"]["answer_doc"] == "install"  # control
 
 
+def test_a_phrase_may_lead_the_first_question_of_a_compound_one():
+    """"At server shutdown, which signal ...?" asks, led by where: it is a question of its own. Control: a clause
+    stating context before ";" is not ("The default port is taken; how do I ...", below)."""
+    question = ("At server shutdown, which application signal should I use to close open websockets, and which "
+                "close code tells clients the service is overloaded?")
+    assert policy.parts(question) == [
+        "At server shutdown, which application signal should I use to close open websockets?",
+        "which close code tells clients the service is overloaded?"]
+
+
 @pytest.mark.parametrize("question", [
     "The default port is taken; how do I run on another one?",  # context, then one question
     "What is X and what is Y?",  # parts naming nothing

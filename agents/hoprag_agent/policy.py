@@ -159,7 +159,7 @@ def parts(question: str) -> list[str]:
         return []
     first, second = question[:cut[0].start()].strip(" ,;"), question[cut[0].end():].strip()
     asking = re.split(r"(?<=[.!?])\s+", first)[-1]  # "I used X before. What replaces it": the last sentence asks
-    if not _ASKS.match(asking):
+    if not _ASKS.match(asking.split(", ", 1)[-1]):  # "In a test, what do I ...": a phrase may lead the asking
         return []  # "The default port is taken; how do I ...": the first part is context, not a question
     both = [first if first.endswith("?") else f"{first}?", second]
     return both if all(len(content(p)) >= PART_WORDS for p in both) else []
