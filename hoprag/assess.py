@@ -185,6 +185,14 @@ def release_notes(section: str) -> bool:
     return any(_RELEASE.match(heading.strip()) for heading in section.split("›"))
 
 
+def names_code(question: Question, text: str) -> bool:
+    """Does ``text`` name in inline code something of the question and more ("pass `required=True`" for "How do I make
+    an option required?") -- not only repeat the question's words ("`git blame`", "`'.html'`"), which names the subject,
+    not how?"""
+    return any(code & question.weights.keys() and code - question.weights.keys()
+               for code in map(stems, INLINE_CODE.findall(text)))
+
+
 def states_number(text: str) -> bool:
     """Does ``text`` state a quantity (a numeral or a number word)?"""
     return _NUMBER.search(text) is not None
@@ -352,7 +360,8 @@ def _places(text: str, units: list[tuple[int, int, bool]], shows: int | None = N
     for i, (_, _, code) in enumerate(units):
         if not code:
             place[i], n = n, n + 1
-        elif i and not units[i - 1][2] and (i - 1 == shows or text[units[i - 1][0]:units[i - 1][1]].rstrip().endswith(":")):
+        elif i and not units[i - 1][2] and (i - 1 == shows
+                                            or text[units[i - 1][0]:units[i - 1][1]].rstrip().endswith(":")):
             n += NEAR + 1
     return place
 
@@ -402,7 +411,8 @@ def _context(text: str, units: list[tuple[int, int, bool]], chosen: list[int]) -
         out.append(first)
     after = max(chosen) + 1
     if (len(chosen) + len(out) < MAX_SENTENCES and after < len(units) and not units[after][2]
-            and _INSTEAD.match(text, units[after][0]) and not _HEADING.search(text, units[after - 1][1], units[after][0])):
+            and _INSTEAD.match(text, units[after][0])
+            and not _HEADING.search(text, units[after - 1][1], units[after][0])):
         out.append(after)
     return out
 
@@ -462,9 +472,7 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
         # a "how" answer shows code -- unless its sentences already name it in code ("pass `required=True`"
         # for "How do I make an option required?": inline code holding a word of the question and more -- code
         # only repeating the question's words, "`git blame`", "`'.html'`", names the subject, not how)
-        show = question.how and not any(
-            code & question.weights.keys() and code - question.weights.keys() for i in chosen
-            for code in map(stems, INLINE_CODE.findall(text, units[i][0], units[i][1])))
+        show = question.how and not any(names_code(question, text[units[i][0]:units[i][1]]) for i in chosen)
         chosen += _introduced(text, units, max(chosen), show)
         if show and not any(units[i][2] for i in chosen):
             chosen += [i for i in _shown_code(text, units, max(chosen)) if i not in chosen]

@@ -14,8 +14,8 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from hoprag.assess import (INLINE_CODE, ITEM as _ITEM, Question, gives_default, release_notes, states_default,
-                           states_number, stems)
+from hoprag.assess import (INLINE_CODE, ITEM as _ITEM, Question, gives_default, names_code, release_notes,
+                           states_default, states_number, stems)
 from hoprag.corpus import Doc
 from hoprag.entities import norm
 from hoprag.lexicon import Lexicon, Relation
@@ -440,7 +440,8 @@ def _shown(ledger: Ledger, ranked: list[dict[str, Any]]) -> list[dict[str, Any]]
         return ranked
     tied = [h for h in ranked if fit(h) >= fit(ranked[0]) - TIED]
     if question.how:
-        coded = None if _names_code(ranked[0], question) else next(
+        # an answer naming its code ("`web.run_app(app, access_log=None)`", not a bare "`group`") already says how
+        coded = None if any(names_code(question, x["text"]) for x in ranked[0]["highlights"]) else next(
             (h for h in tied if any(_is_code(x) for x in h["highlights"])), None)
         if coded is None and not _shows_code(ranked[0]):
             coded = next((h for h in ranked if fit(h) >= fit(ranked[0]) - HOW_TIED and _shows_code(h)), None)
@@ -484,13 +485,6 @@ def _is_code(highlight: dict[str, Any]) -> bool:
 def _shows_code(hit: dict[str, Any]) -> bool:
     """Does a hit's answer show code of any kind: a block, lines of one or a name in inline code?"""
     return any(_is_code(x) or INLINE_CODE.search(x["text"]) for x in hit["highlights"])
-
-
-def _names_code(hit: dict[str, Any], question: Question) -> bool:
-    """Does a hit's answer name code that says more than the question ("`web.run_app(app, access_log=None)`" does;
-    "`group`" for "How do I make a group's callback run ..." only repeats it)?"""
-    return any(code & question.weights.keys() and code - question.weights.keys()
-               for x in hit["highlights"] for code in map(stems, INLINE_CODE.findall(x["text"])))
 
 
 def _quote(highlights: list[dict[str, Any]]) -> str:
