@@ -262,15 +262,21 @@ def _defined(text: str, units: list[tuple[int, int, bool]], items: list[int | No
     return out
 
 
+def _goes_on(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
+    """Does unit ``i`` go on from the one before it -- neither is code, no blank line parts them, and it does not start
+    a line of its own kind (a new item, row or quote)?"""
+    a = units[i][0]
+    line = text.rfind("\n", 0, a) + 1
+    return (i > 0 and not units[i][2] and not units[i - 1][2] and "\n\n" not in text[units[i - 1][1]:a]
+            and not (not text[line:a].strip() and _LINE_START.match(text, line)))
+
+
 def _items(text: str, units: list[tuple[int, int, bool]]) -> list[int | None]:
     """For each unit, the first unit of the list item whose later sentence it is, or ``None``: one pass, a unit going
     on from the one before unless code, a blank line or its own line's start (a new item, row or quote) parts them."""
     first: list[int] = []
-    for i, (a, _, code) in enumerate(units):
-        line = text.rfind("\n", 0, a) + 1
-        goes_on = (i > 0 and not code and not units[i - 1][2] and "\n\n" not in text[units[i - 1][1]:a]
-                   and not (not text[line:a].strip() and _LINE_START.match(text, line)))
-        first.append(first[-1] if goes_on else i)
+    for i in range(len(units)):
+        first.append(first[-1] if _goes_on(text, units, i) else i)
     return [f if f != i and ITEM.match(text, text.rfind("\n", 0, units[f][0]) + 1) else None
             for i, f in enumerate(first)]
 
@@ -398,14 +404,10 @@ def _context(text: str, units: list[tuple[int, int, bool]], chosen: list[int]) -
     """What an answer needs to read on its own, up to :data:`MAX_SENTENCES`: the sentences before its first that
     it refers back to, in its paragraph, and the "Instead, ..." sentence after its last (the docs say what not to
     do, then what to do: "Using `@celery_app.task` ... won't be available ...", "Instead, use `@shared_task`")."""
-    def joined(i: int) -> bool:  # unit i goes on from the one before it, in one paragraph
-        line = text.rfind("\n", 0, units[i][0]) + 1
-        return (i > 0 and not units[i][2] and not units[i - 1][2] and "\n\n" not in text[units[i - 1][1]:units[i][0]]
-                and not (not text[line:units[i][0]].strip() and _LINE_START.match(text, line)))
-
     out: list[int] = []
     first = min(chosen)
-    while len(chosen) + len(out) < MAX_SENTENCES and _REFERS.match(text, units[first][0]) and joined(first) \
+    while len(chosen) + len(out) < MAX_SENTENCES and _REFERS.match(text, units[first][0]) \
+            and _goes_on(text, units, first) \
             and first - 1 not in chosen:
         first -= 1
         out.append(first)
