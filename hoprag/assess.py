@@ -56,22 +56,26 @@ _HEADING = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]")
 #: A question asking *how to* do something ("How do I ...", "What is the syntax ...", "What do I add to ...");
 #: "How many / much / long ..." asks for a quantity instead, which a sentence states (a numeral or a number word).
 _QUANTITY = r"(?:many|much|long|often|old|big|large|far|soon|fast)\b"
-_HOW = re.compile(rf"(?i)^\s*(how\b(?!\s+{_QUANTITY})|what(?:'s| is) the (?:syntax|command|way)\b"
+#: Where a question's asking starts: its beginning, or a sentence or clause after what it sets up ("My view returns a
+#: generator ... How do I keep the request available?", "Under load ...; how do I raise that cap?").
+ASKS_AT = r"(?:^|[.?!;,]\s+)"
+_HOW = re.compile(rf"(?i){ASKS_AT}\s*(how\b(?!\s+{_QUANTITY})|what(?:'s| is) the (?:syntax|command|way)\b"
                   r"|what (?:do|should|must|can) (?:i|you|we) (?:add|put|write|type|run|enter|paste)\b"
                   r"|(?:what|which)\s+(?:[\w-]+\s+){1,3}?(?:should|must|do|can)\s+(?:i|you|we)\s+(?:set|use|add|pass|put|"
                   r"write|run|enable|configure)\b)"
                   r"|\b(example|snippet|syntax)\b")
-_HOW_MANY = re.compile(rf"(?i)^\s*how\s+{_QUANTITY}"
+_HOW_MANY = re.compile(rf"(?i){ASKS_AT}\s*how\s+{_QUANTITY}"
                        # "What exit code ...", "Which port ...", "What status code ...": a number answers
-                       r"|^\s*(?:what|which)\s+(?:[\w-]+\s+)?(?:(?:exit|status|return|error|http|response)\s+codes?|ports?)\b")
+                       rf"|{ASKS_AT}\s*(?:what|which)\s+(?:[\w-]+\s+)?(?:(?:exit|status|return|error|http|response)\s+codes?|ports?)\b")
 _NUMBER = re.compile(r"(?i)\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty"
                      r"|fifty|hundred|thousand|million|billion|once|twice|dozens?|half)\b")
 #: A heading naming a release ("pytest 3.8.0 (2018-09-05)", "0.115.0", "Version 3.0.3", "v2.1 release notes"):
 #: what is under it says what changed then, not how things are now.
 _RELEASE = re.compile(r"(?i)^(?:[a-z][\w.-]*\s+)?(?:version\s+|release\s+|v)?\d+(?:\.\d+){1,3}(?:[a-z]+\d*|[.-]\w+)*"
                       r"(?:\s*\([^)]*\))?(?:\s+release\s+notes)?\s*:?$")
-#: A question about a thing's history ("Which version added ...", "When was ... deprecated?"): release notes answer it.
-_HISTORY = re.compile(r"(?i)\b(versions?|releases?|released|changelog|changed|added|introduced|deprecated|removed|since)\b")
+#: A question about a thing's history ("Which version added ...", "When was ... deprecated?", "What's new in 3.0?"):
+#: release notes answer it -- not one naming a version it needs ("Which Python versions does it support?").
+_HISTORY = re.compile(r"(?i)\b(released|changelog|changed|added|introduced|deprecated|removed|since|new\s+in)\b")
 #: A question asking for a default ("What is the default ...", "... by default?") is answered by a sentence
 #: saying what the default is.
 _DEFAULT = re.compile(r"(?i)\bdefault(?:s|ed)?\b")
@@ -186,11 +190,12 @@ def release_notes(section: str) -> bool:
 
 
 def names_code(question: Question, text: str) -> bool:
-    """Does ``text`` name in inline code something of the question and more ("pass `required=True`" for "How do I make
+    """Does ``text`` name in inline code (or as the reference entry it starts) something of the question and more ("pass `required=True`" for "How do I make
     an option required?") -- not only repeat the question's words ("`git blame`", "`'.html'`"), which names the subject,
     not how?"""
+    term = _TERM.match(text.lstrip())  # a reference entry's name ("StreamReader.total_raw_bytes: The number of ...")
     return any(code & question.weights.keys() and code - question.weights.keys()
-               for code in map(stems, INLINE_CODE.findall(text)))
+               for code in map(stems, [*INLINE_CODE.findall(text), *([term.group(1)] if term else [])]))
 
 
 def states_number(text: str) -> bool:
@@ -401,18 +406,25 @@ _INSTEAD = re.compile(r"Instead\b")
 
 
 def _context(text: str, units: list[tuple[int, int, bool]], chosen: list[int]) -> list[int]:
-    """What an answer needs to read on its own, up to :data:`MAX_SENTENCES`: the sentences before its first that
-    it refers back to, in its paragraph, and the "Instead, ..." sentence after its last (the docs say what not to
-    do, then what to do: "Using `@celery_app.task` ... won't be available ...", "Instead, use `@shared_task`")."""
+    """What an answer needs to read on its own, up to :data:`MAX_SENTENCES` sentences (code aside): the sentences
+    before each of its sentences that it refers back to, in its paragraph ("This will keep the request context active"
+    shown with its code reads with "... use the `stream_with_context` wrapper."), and the "Instead, ..." sentence after
+    its last or opening the paragraph after it (the docs say what not to do, then what to do: "Using `@celery_app.task`
+    ... won't be available ... It also means ...", "Instead, use `@shared_task`")."""
     out: list[int] = []
-    first = min(chosen)
-    while len(chosen) + len(out) < MAX_SENTENCES and _REFERS.match(text, units[first][0]) \
-            and _goes_on(text, units, first) \
-            and first - 1 not in chosen:
-        first -= 1
-        out.append(first)
+
+    def room() -> bool:
+        return sum(not units[i][2] for i in (*chosen, *out)) < MAX_SENTENCES
+
+    for first in sorted(i for i in chosen if not units[i][2]):
+        while room() and _REFERS.match(text, units[first][0]) and _goes_on(text, units, first) \
+                and first - 1 not in chosen and first - 1 not in out:
+            first -= 1
+            out.append(first)
     after = max(chosen) + 1
-    if (len(chosen) + len(out) < MAX_SENTENCES and after < len(units) and not units[after][2]
+    while after < len(units) and _goes_on(text, units, after) and not _INSTEAD.match(text, units[after][0]):
+        after += 1  # "Instead, ..." may open the next paragraph: it answers the one before as a whole
+    if (room() and after < len(units) and not units[after][2]
             and _INSTEAD.match(text, units[after][0])
             and not _HEADING.search(text, units[after - 1][1], units[after][0])):
         out.append(after)

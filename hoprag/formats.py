@@ -233,6 +233,9 @@ class _Visible(HTMLParser):
     BLOCKS = frozenset("p div section article main header footer aside li ul ol table tr blockquote br hr "
                        "dl dt dd figure figcaption form fieldset address".split())
     HIDDEN = frozenset("script style template noscript head svg iframe object nav".split())  # nav: site chrome
+    #: A heading's or an entry's permalink (Sphinx's and MkDocs' "headerlink", Docusaurus' "hash-link"): its text
+    #: ("#", "¶") is a link marker, not words ("Changelog › 1.20.0#" would name no release).
+    PERMALINKS = frozenset({"headerlink", "hash-link"})
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -242,9 +245,14 @@ class _Visible(HTMLParser):
         self._hidden, self._in_title, self._level, self._pre, self._inline_code = 0, False, 0, 0, 0
         self._buf: list[str] = []
         self._lang = ""
+        self._links: list[bool] = []  # for each open <a>: is it a permalink (hidden)?
 
     def handle_starttag(self, tag: str, attrs: list) -> None:
-        if tag == "title":
+        if tag == "a":
+            permalink = not self.PERMALINKS.isdisjoint(" ".join(v or "" for k, v in attrs if k == "class").split())
+            self._links.append(permalink)
+            self._hidden += permalink
+        elif tag == "title":
             self._in_title = True
         elif tag in self.HIDDEN:
             self._hidden += 1
@@ -270,7 +278,9 @@ class _Visible(HTMLParser):
             self.out.append("\n\n")
 
     def handle_endtag(self, tag: str) -> None:
-        if tag == "title":
+        if tag == "a":
+            self._hidden -= self._links.pop() if self._links else False
+        elif tag == "title":
             self._in_title = False
         elif tag in self.HIDDEN:
             self._hidden = max(0, self._hidden - 1)

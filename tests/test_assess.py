@@ -167,6 +167,18 @@ def test_what_exit_code_or_port_asks_for_a_number():
     assert not other.quantity and [h.text for h in assess(other, text).highlights] == [text.split("\n\n")[1]]
 
 
+def test_a_question_asking_after_what_it_sets_up_asks_as_if_it_began_there():
+    """Users say what happened, then ask: "My view returns a generator ... How do I keep the request available?" asks
+    how, "... on my Mac; what port ..." asks for a number, as if the question began there. Control: "how" inside a
+    clause ("Why does the guide say how to deploy?") asks why, not how."""
+    assert Question("My view streams a generator. How do I keep the request available?", {}, 10).how
+    assert Question("Under load my endpoints stall; how do I raise that cap?", {}, 10).how
+    assert Question("It fails under load, how?", {}, 10).how
+    assert Question("The server starts twice. Which port does it use?", {}, 10).quantity
+    assert not Question("Why does the guide say how to deploy?", {}, 10).how
+    assert not Question("The server starts twice. Why?", {}, 10).how
+
+
 def test_make_in_a_question_is_asking_not_the_need():
     """"How do I make an argument accept unlimited values?": "make" is how it is asked, as "how do I" is -- a
     sentence saying "make an argument ..." about something else is no better for it. Control: the need's words."""
@@ -398,6 +410,17 @@ def test_an_answer_brings_the_sentences_it_refers_back_to_and_the_instead_after_
     assert [h.text for h in assess(which, tasks).highlights][-1] == "Instead, use the `@shared_task` decorator."
     after = tasks.replace("\n\nInstead, use", "\n\n## Shared\n\nInstead, use")  # another section
     assert "Instead" not in " ".join(h.text for h in assess(which, after).highlights)
+    more = tasks.replace("factory pattern.", "factory pattern. It also ties tasks to one app.")  # paragraph goes on
+    assert [h.text for h in assess(which, more).highlights][-1] == "Instead, use the `@shared_task` decorator."
+    # a sentence the answer shows with its code refers back in turn: "This will keep ..." reads with what "this" is
+    stream = ("If you access the `request` while the generator runs, you get a `RuntimeError`.\n\n"
+              "If that is a problem, use the `stream_with_context` wrapper. This will keep the "
+              "request context active.\n\n```python\nreturn stream_with_context(generate())\n```\n")
+    kept = Question("My generator raises a RuntimeError. How do I keep the request available?", {}, 10)
+    said = [h.text for h in assess(kept, stream).highlights]
+    assert "If that is a problem, use the `stream_with_context` wrapper." in said and said[-1].startswith("```")
+    cut = stream.replace(" This will keep", "\n\nThis will keep")  # referring back across a paragraph break
+    assert not any("use the `stream_with_context`" in h.text for h in assess(kept, cut).highlights)
 
 
 def test_an_introduced_list_item_introducing_code_brings_it_too():

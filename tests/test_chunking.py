@@ -388,6 +388,17 @@ def test_html_keeps_pre_blocks_as_fenced_code_with_their_newlines(tmp_path: Path
     assert chunk(record.body) == [("Deploy", record.body.split("\n\n", 1)[1])]
 
 
+def test_html_drops_permalink_markers_but_keeps_other_links(tmp_path: Path):
+    """Sphinx and MkDocs end every heading with a permalink ("1.20.0#", "Usage¶"): a marker, not words -- with it a
+    release's heading names no release. Control: an ordinary link's text stays."""
+    page = ('<html><body><h2>1.20.0<a class="headerlink" href="#v" title="Link to this heading">#</a></h2>'
+            '<p>Fixed the <a class="reference internal" href="api.html">runner</a>.'
+            '<a class="changelog-reference headerlink" href="#c">\u00b6</a></p>'
+            '<h3>Usage<a class="hash-link" href="#u">#</a></h3><p>Read <a href="x.html">this</a>.</p></body></html>')
+    [record], _ = READERS[".html"](tmp_path / "d.html", page.encode())
+    assert record.body == "## 1.20.0\n\nFixed the runner.\n\n### Usage\n\nRead this."
+
+
 def test_first_heading_skips_code_and_reads_underlined_titles():
     assert first_heading("```\n# not a title\n```\n\n# Real title\n") == "Real title"
     assert first_heading("Setext title\n============\n\ntext") == "Setext title"

@@ -250,6 +250,11 @@ def test_a_how_answer_naming_its_code_is_not_displaced_by_a_tied_hit_showing_a_b
     assert policy._shown(ledger, [named, block])[0]["id"] == "logging"
     repeated = hit("logging", 0.75, {"text": "Use `run_app` to disable access logs."})
     assert policy._shown(ledger, [repeated, block])[0]["id"] == "deploy"
+    # a reference entry names its code as its term ("AppRunner.access_log: Set it to ..."): not displaced
+    entry = hit("runner", 0.75, {"text": "AppRunner.access_log:\nSet it to `None` to turn the log off."})
+    assert policy._shown(ledger, [entry, block])[0]["id"] == "runner"
+    plain = hit("runner", 0.75, {"text": "Server:\nSet it to off to turn the log off."})  # names no code
+    assert policy._shown(ledger, [plain, block])[0]["id"] == "deploy"
 
 
 def test_a_how_question_whose_best_hit_shows_no_code_is_answered_by_a_close_hit_that_does():
@@ -320,14 +325,21 @@ def test_a_question_asking_two_things_searches_each_part_when_no_page_answers_bo
     assert len(single["ledger"]["searches"]) == 1 and single["grade"]["answer_doc"] == "install"  # control
 
 
-def test_a_phrase_may_lead_the_first_question_of_a_compound_one():
-    """"At server shutdown, which signal ...?" asks, led by where: it is a question of its own. Control: a clause
-    stating context before ";" is not ("The default port is taken; how do I ...", below)."""
+def test_a_phrase_may_lead_the_first_question_of_a_compound_one_and_sets_the_scene_of_both():
+    """"At server shutdown, which signal ...?" asks, led by where: it is a question of its own -- and the second
+    part asks at server shutdown too, so its search says so ("When I press Ctrl+C, which exit code ..., and which
+    option ...?": a clause led by an asking word leads too). Controls: a clause stating context before ";" is not a
+    question ("The default port is taken; how do I ...", below); a compound question led by nothing leads its second
+    part with nothing."""
     question = ("At server shutdown, which application signal should I use to close open websockets, and which "
                 "close code tells clients the service is overloaded?")
     assert policy.parts(question) == [
         "At server shutdown, which application signal should I use to close open websockets?",
-        "which close code tells clients the service is overloaded?"]
+        "At server shutdown, which close code tells clients the service is overloaded?"]
+    assert policy.parts("When I press Ctrl+C on a hung run, which exit code is returned, and which option prints "
+                        "the stack?")[1] == "When I press Ctrl+C on a hung run, which option prints the stack?"
+    assert policy.parts("Which exit code is returned on Ctrl+C, and which option prints the stack?") == [
+        "Which exit code is returned on Ctrl+C?", "which option prints the stack?"]
 
 
 @pytest.mark.parametrize("question", [

@@ -14,7 +14,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from hoprag.assess import (INLINE_CODE, ITEM as _ITEM, Question, gives_default, names_code, release_notes,
+from hoprag.assess import (ASKS_AT, INLINE_CODE, ITEM as _ITEM, Question, gives_default, names_code, release_notes,
                            states_default, states_number, stems)
 from hoprag.corpus import Doc
 from hoprag.entities import norm
@@ -31,7 +31,7 @@ Ledger = dict[str, Any]
 #: A versioned name: a protocol and its version ("HTTP/2", "TLS/1.3"), which search splits into words.
 _VERSIONED = re.compile(r"\b[A-Za-z]+/\d+(?:\.\d+)*\b")
 #: A question asking which thing of code (a variable, an option, a class ...): documentation names it in code.
-_WHICH = re.compile(r"(?i)\s*which\s+(?:[\w.-]+\s+){0,2}?(?:variable|option|flag|setting|function|method|class|"
+_WHICH = re.compile(rf"(?i){ASKS_AT}\s*which\s+(?:[\w.-]+\s+){0,2}?(?:variable|option|flag|setting|function|method|class|"
                     r"parameter|argument|command|key|field|module|decorator|exception|error|hook|mode|attribute|"
                     r"propert(?:y|ie)|filter|environment|type|endpoint|header)s?\b")
 #: The tools that spend the read budget: one unit per call of either, whatever it returns (a failed
@@ -143,10 +143,12 @@ def open_plan(question: str) -> dict[str, Any]:
     return {"action": "search", "mode": "open", "start": None, "goal": None, "query": query, "k": OPEN_K}
 
 
+_ASKING = r"(?:how|what|which|who|where|when|why|is|are|does|do|can|could|should|will)\b"
 #: Where a question asks two things: ", and which ...", "... and how ...", or a second sentence that is a question.
-_SECOND = re.compile(r"(?i)(?:,?\s+(?:and|but)\s+|[?;]\s+)(?=(?:how|what|which|who|where|when|why|is|are|does|do|can|"
-                     r"could|should|will)\b)")
-_ASKS = re.compile(r"(?i)(?:how|what|which|who|where|when|why|is|are|does|do|can|could|should|will)\b")
+_SECOND = re.compile(rf"(?i)(?:,?\s+(?:and|but)\s+|[?;]\s+)(?={_ASKING})")
+_ASKS = re.compile(rf"(?i){_ASKING}")
+#: A phrase leading the asking ("When I press Ctrl+C, which code ..."): it ends here.
+_LED = re.compile(rf"(?i),\s+(?={_ASKING})")
 #: Each part names at least this many content words (a bare "and is it?" is no question of its own).
 PART_WORDS = 2
 
@@ -159,9 +161,11 @@ def parts(question: str) -> list[str]:
         return []
     first, second = question[:cut[0].start()].strip(" ,;"), question[cut[0].end():].strip()
     asking = re.split(r"(?<=[.!?])\s+", first)[-1]  # "I used X before. What replaces it": the last sentence asks
-    if not _ASKS.match(asking.split(", ", 1)[-1]):  # "In a test, what do I ...": a phrase may lead the asking
+    led = [m for m in _LED.finditer(asking)]  # "In a test, what do I ...", "When I press Ctrl+C, which code ...":
+    phrase, asks = (asking[:led[-1].start()], asking[led[-1].end():]) if led else ("", asking)  # a phrase may lead
+    if not _ASKS.match(asks):  # the asking, and it sets both parts' scene
         return []  # "The default port is taken; how do I ...": the first part is context, not a question
-    both = [first if first.endswith("?") else f"{first}?", second]
+    both = [first if first.endswith("?") else f"{first}?", f"{phrase}, {second}" if phrase else second]
     return both if all(len(content(p)) >= PART_WORDS for p in both) else []
 
 
@@ -436,14 +440,14 @@ def _shown(ledger: Ledger, ranked: list[dict[str, Any]]) -> list[dict[str, Any]]
     or a number ("Default: `timedelta(days=31)`"); else for a "which ..." question the first naming something
     in code that holds a word of the question ("Which environment variable ..." -- `PIP_CONFIG_FILE`)."""
     question = _question(ledger)
-    if not ranked or not (question.how or question.default or _WHICH.match(question.text)):
+    if not ranked or not (question.how or question.default or _WHICH.search(question.text)):
         return ranked
     tied = [h for h in ranked if fit(h) >= fit(ranked[0]) - TIED]
     if question.how:
         # an answer naming its code ("`web.run_app(app, access_log=None)`", not a bare "`group`") already says how
-        coded = None if any(names_code(question, x["text"]) for x in ranked[0]["highlights"]) else next(
-            (h for h in tied if any(_is_code(x) for x in h["highlights"])), None)
-        if coded is None and not _shows_code(ranked[0]):
+        named = any(names_code(question, x["text"]) for x in ranked[0]["highlights"])
+        coded = None if named else next((h for h in tied if any(_is_code(x) for x in h["highlights"])), None)
+        if coded is None and not named and not _shows_code(ranked[0]):
             coded = next((h for h in ranked if fit(h) >= fit(ranked[0]) - HOW_TIED and _shows_code(h)), None)
     elif question.default:
         coded = next((h for h in tied if any(gives_default(x["text"]) for x in h["highlights"])), None)
