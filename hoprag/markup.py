@@ -73,6 +73,9 @@ _DROPPED_DIRECTIVES = frozenset({"toctree", "contents", "include", "literalinclu
                                  "default-role", "role", "tabularcolumns"})
 #: Directives that only wrap their body (a condition, a layout, a figure's caption): the body, no title.
 _WRAPPERS = frozenset({"only", "container", "rst-class", "class", "cssclass", "figure", "tab-set", "grid"})
+#: ``.. class:: OrderedMultiDict(mapping=None)`` describes a Python class (Sphinx's default domain), titled by its name;
+#: docutils' ``.. class:: special`` only sets a (lower-case) CSS class on what follows.
+_PY_CLASS = re.compile(r"[A-Z(.]")
 #: docutils' admonitions (and Sphinx's): text on the directive's line is their body's first line.
 _ADMONITIONS = frozenset({"attention", "caution", "danger", "error", "hint", "important", "note", "tip", "warning",
                           "seealso", "todo"})
@@ -138,7 +141,7 @@ def _titled(title: str) -> str:
 def _directive_text(name: str, args: str, body: list[str]) -> tuple[str, list[str]]:
     """The title line a text directive renders above its body, and that body: its argument, else
     its name (``Note``); an admonition's argument is the start of its body, under its name."""
-    if name in _WRAPPERS:
+    if name in _WRAPPERS and not (name == "class" and _PY_CLASS.search(args)):
         return "", body
     if name in _VERSIONED:
         return _titled(f"{_VERSIONED[name]} {args}"), body

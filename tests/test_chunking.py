@@ -356,6 +356,18 @@ def test_rst_sections_code_directives_and_roles():
     assert_well_formed(parts)
 
 
+def test_an_rst_class_description_is_titled_by_its_name_and_a_css_class_only_wraps():
+    """Sphinx's ``.. class:: OrderedMultiDict`` describes a class: its body, deprecation notes included, stands under
+    the name ("OrderedMultiDict:" -- a reference entry's term line), or nothing in it says what it is about. Control:
+    docutils' ``.. class:: special`` only sets a CSS class (lower case, no signature): its body, no title."""
+    text = rst_markdown(".. class:: OrderedMultiDict(mapping=None)\n\n    Keeps the order.\n\n"
+                        "    .. deprecated:: 3.1\n        Use :class:`MultiDict` instead.\n\n"
+                        ".. class:: special\n\n    Styled text.\n")
+    assert text.startswith("OrderedMultiDict(mapping=None):\nKeeps the order.")
+    assert "Deprecated since version 3.1:\nUse `MultiDict` instead." in text
+    assert "special" not in text and "Styled text." in text
+
+
 def test_rst_code_tabs_are_code_not_headings():
     """sphinx-tabs' ``code-tab`` holds code: its ``# comment`` lines are no headings (a heading would put every
     passage after it under "You can also use sections like ...")."""
