@@ -64,9 +64,9 @@ _HOW = re.compile(rf"(?i){ASKS_AT}\s*(how\b(?!\s+{_QUANTITY})|what(?:'s| is) the
                   r"|(?:what|which)\s+(?:[\w-]+\s+){1,3}?(?:should|must|do|can)\s+(?:i|you|we)\s+(?:set|use|add|pass|put|"
                   r"write|run|enable|configure)\b)"
                   r"|\b(example|snippet|syntax)\b")
-_HOW_MANY = re.compile(rf"(?i){ASKS_AT}\s*how\s+{_QUANTITY}"
+_HOW_MANY = re.compile(rf"(?i){ASKS_AT}\s*(?:how\s+{_QUANTITY}"
                        # "What exit code ...", "Which port ...", "What status code ...": a number answers
-                       rf"|{ASKS_AT}\s*(?:what|which)\s+(?:[\w-]+\s+)?(?:(?:exit|status|return|error|http|response)\s+codes?|ports?)\b")
+                       r"|(?:what|which)\s+(?:[\w-]+\s+)?(?:(?:exit|status|return|error|http|response)\s+codes?|ports?)\b)")
 _NUMBER = re.compile(r"(?i)\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty"
                      r"|fifty|hundred|thousand|million|billion|once|twice|dozens?|half)\b")
 #: A heading naming a release ("pytest 3.8.0 (2018-09-05)", "0.115.0", "Version 3.0.3", "v2.1 release notes"):
@@ -190,9 +190,9 @@ def release_notes(section: str) -> bool:
 
 
 def names_code(question: Question, text: str) -> bool:
-    """Does ``text`` name in inline code (or as the reference entry it starts) something of the question and more ("pass `required=True`" for "How do I make
-    an option required?") -- not only repeat the question's words ("`git blame`", "`'.html'`"), which names the subject,
-    not how?"""
+    """Does ``text`` name in inline code (or as the reference entry it starts) something of the question and more
+    ("pass `required=True`" for "How do I make an option required?") -- not only repeat the question's words
+    ("`git blame`", "`'.html'`"), which names the subject, not how?"""
     term = _TERM.match(text.lstrip())  # a reference entry's name ("StreamReader.total_raw_bytes: The number of ...")
     return any(code & question.weights.keys() and code - question.weights.keys()
                for code in map(stems, [*INLINE_CODE.findall(text), *([term.group(1)] if term else [])]))

@@ -31,8 +31,8 @@ Ledger = dict[str, Any]
 #: A versioned name: a protocol and its version ("HTTP/2", "TLS/1.3"), which search splits into words.
 _VERSIONED = re.compile(r"\b[A-Za-z]+/\d+(?:\.\d+)*\b")
 #: A question asking which thing of code (a variable, an option, a class ...): documentation names it in code.
-_WHICH = re.compile(rf"(?i){ASKS_AT}\s*which\s+(?:[\w.-]+\s+){0,2}?(?:variable|option|flag|setting|function|method|class|"
-                    r"parameter|argument|command|key|field|module|decorator|exception|error|hook|mode|attribute|"
+_WHICH = re.compile(rf"(?i){ASKS_AT}\s*which\s+(?:[\w.-]+\s+){{0,2}}?(?:variable|option|flag|setting|function|method|"
+                    r"class|parameter|argument|command|key|field|module|decorator|exception|error|hook|mode|attribute|"
                     r"propert(?:y|ie)|filter|environment|type|endpoint|header)s?\b")
 #: The tools that spend the read budget: one unit per call of either, whatever it returns (a failed
 #: call reached the server too); the other tools are free.
@@ -161,7 +161,7 @@ def parts(question: str) -> list[str]:
         return []
     first, second = question[:cut[0].start()].strip(" ,;"), question[cut[0].end():].strip()
     asking = re.split(r"(?<=[.!?])\s+", first)[-1]  # "I used X before. What replaces it": the last sentence asks
-    led = [m for m in _LED.finditer(asking)]  # "In a test, what do I ...", "When I press Ctrl+C, which code ...":
+    led = list(_LED.finditer(asking))  # "In a test, what do I ...", "When I press Ctrl+C, which code ...":
     phrase, asks = (asking[:led[-1].start()], asking[led[-1].end():]) if led else ("", asking)  # a phrase may lead
     if not _ASKS.match(asks):  # the asking, and it sets both parts' scene
         return []  # "The default port is taken; how do I ...": the first part is context, not a question
