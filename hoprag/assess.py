@@ -362,6 +362,23 @@ def _read_on(question: Question, text: str, units: list[tuple[int, int, bool]], 
     return [] if ends is None else after[:ends + 1]
 
 
+def _leads_to(question: Question, text: str, units: list[tuple[int, int, bool]], last: int) -> list[int]:
+    """For a "how" question: the sentence right after its answer's last (``last``) -- past one code block, their
+    example -- that refers back to it and names code beyond the question's words ("By default, `load` will raise
+    ..." [example] "This behavior can be modified with the `unknown` option"; "... The `get_parameter_source` method
+    can be used to find this out."): the docs state what happens, then how to change or find it -- the example of
+    what happens is not how."""
+    if text[units[last][0]:units[last][1]].rstrip().endswith(":"):
+        return []  # it introduces what follows: that is its answer
+    at = last + 1 + (last + 1 < len(units) and units[last + 1][2])
+    if at >= len(units) or units[at][2] or any(_HEADING.search(text, units[i - 1][1], units[i][0])
+                                               for i in range(last + 1, at + 1)):
+        return []
+    say = text[units[at][0]:units[at][1]]
+    refers = _REFERS.match(say) is not None or _THIS.search(say) is not None
+    return [at] if refers and any(stems(code) - question.weights.keys() for code in INLINE_CODE.findall(say)) else []
+
+
 def _places(text: str, units: list[tuple[int, int, bool]], shows: int | None = None) -> dict[int, int]:
     """Each sentence's place, counted in sentences: a code block between two is the first one's example, read
     past -- unless a sentence introduces it ("Bash: add this to ~/.bashrc:"), or it follows the sentence ``shows``
@@ -403,6 +420,8 @@ def _grown(question: Question, units: list[tuple[int, int, bool]], own: list[set
 _REFERS = re.compile(r"(?:This|These|Those|It|They|Such)\b")
 #: A sentence saying what to do in place of what the sentences before it describe ("Instead, use ...").
 _INSTEAD = re.compile(r"Instead\b")
+#: ... or to what it states, later in it ("... can be used to find this out").
+_THIS = re.compile(r"\bthis\b")
 
 
 def _context(text: str, units: list[tuple[int, int, bool]], chosen: list[int]) -> list[int]:
@@ -487,10 +506,11 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
         # for "How do I make an option required?": inline code holding a word of the question and more -- code
         # only repeating the question's words, "`git blame`", "`'.html'`", names the subject, not how)
         show = question.how and not any(names_code(question, text[units[i][0]:units[i][1]]) for i in chosen)
-        chosen += _introduced(text, units, max(chosen), show)
-        if show and not any(units[i][2] for i in chosen):
+        led = _leads_to(question, text, units, max(chosen)) if question.how and len(chosen) < MAX_SENTENCES else []
+        chosen += [*led, *_introduced(text, units, max(chosen + led), show and not led)]
+        if show and not any(units[i][2] for i in chosen) and not led:
             chosen += [i for i in _shown_code(text, units, max(chosen)) if i not in chosen]
-        if show and not any(units[i][2] for i in chosen) and len(chosen) < MAX_SENTENCES:
+        if show and not any(units[i][2] for i in chosen) and not led and len(chosen) < MAX_SENTENCES:
             chosen += _read_on(question, text, units, max(chosen), MAX_SENTENCES - len(chosen))
         if question.how:  # a how answer's code is its answer ("If you want to send JSON data:" then the call): it counts
             focus = question.covered(set().union(*(own[i] for i in chosen)))

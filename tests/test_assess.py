@@ -316,6 +316,32 @@ def test_a_how_answer_reads_on_in_its_paragraph_to_the_sentence_naming_how_in_co
     assert not any("invoke_without_command" in h.text for h in assess(how, apart).highlights)
 
 
+def test_a_how_answer_stating_what_happens_leads_to_the_sentence_saying_how_to_change_it():
+    """"By default, `load` will raise ..." [its example] "This behavior can be modified with the `unknown` option,
+    which accepts one of the following:" and its items: the docs state what happens, show it, then say how to
+    change it -- the sentence after the example that refers back and names code comes along (with what it
+    introduces), as does "The `get_parameter_source` method can be used to find this out." Controls: a question
+    not asking how; a sentence naming no code; one naming only the question's words; one past a heading."""
+    text = ("By default, `load` will raise a `ValidationError` if it encounters a key with no matching `Field`.\n\n"
+            "```python\nUserSchema().load({{'extra': 1}})\n# raises ValidationError\n```\n\n{gap}"
+            "This behavior can be modified with the {code} option, which accepts one of the following:\n\n"
+            "- `RAISE` (default): raise an error\n- `EXCLUDE`: exclude unknown fields\n")
+    how = Question("How do I make load drop input keys that match no declared field instead of raising an error?",
+                   {}, 10)
+    found = [h.text for h in assess(how, text.format(gap="", code="`unknown`")).highlights]
+    assert found[0].startswith("By default") and found[1].startswith("This behavior") and "`EXCLUDE`" in found[-1]
+    assert not any(h.startswith("```") for h in found), found  # the example of what happens is not how
+    tell = Question("How can I tell whether a value came from the environment or is the default?", {}, 10)
+    found = [h.text for h in assess(tell, "Whether a value came from the environment or the default can matter. The "
+                                         "`Context.get_parameter_source` method can be used to find this out.").highlights]
+    assert len(found) == 2 and "get_parameter_source" in found[1], found
+    whether = Question("Does load raise an error for input keys that match no declared field?", {}, 10)
+    for question, gap, code in ((whether, "", "`unknown`"), (how, "", "unknown"), (how, "", "`load`"),
+                                (how, "## Meta options\n\n", "`unknown`")):
+        said = [h.text for h in assess(question, text.format(gap=gap, code=code)).highlights]
+        assert not any(h.startswith("This behavior") for h in said), (question.text, gap, code, said)
+
+
 def test_sentences_join_across_the_examples_between_them_but_not_across_code_a_sentence_introduces():
     """A method's sentence, its two examples, then "Pass `temp_dir` to control where ...": an answer counts
     sentences apart, not code blocks, so both join. Control: a first sentence ending in ":" introduces the
