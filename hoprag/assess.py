@@ -488,8 +488,7 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     best = -max(scored if question.how or not stated else stated)[2]
     place = _places(text, units, best if question.how else None)
     chosen = _grown(question, units, own, place, best)
-    head = items[best]
-    if head is not None and head not in chosen:
+    for head in {items[i] for i in chosen} - {None, *chosen}:
         chosen.append(head)  # a list item's later sentence reads with the item's start ("`max_age` - ...")
     if question.how and not units[best][2] and not _shown_code(text, units, max(chosen)):
         # a sentence covering about as much, answering as much with its neighbours, that goes on to show how

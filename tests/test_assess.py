@@ -245,6 +245,13 @@ def test_a_list_items_later_sentence_answers_for_the_term_the_item_defines():
     assert other == ["* `allow_headers` - A list of request headers.", "Defaults to `[]`."]
     prose = items.replace("* ", "The option ")  # no list: "Defaults to ..." stands under nothing
     assert "Defaults to `600`." not in [h.text for h in assess(asked, prose).highlights]
+    # every item a sentence of the answer belongs to comes with its start, not only the best sentence's
+    session = ("Sessions:\n\n- `session_cookie` - The name of the session cookie. Defaults to \"session\".\n"
+               "- `max_age` - Session expiry time in seconds. Defaults to 2 weeks.\n")
+    found = [h.text for h in assess(Question("how long does the session cookie last by default?", {}, 10),
+                                     session).highlights]
+    assert "Defaults to 2 weeks." in found and "- `max_age` - Session expiry time in seconds." in found, found
+    assert "Defaults to \"session\"." not in found or "- `session_cookie` - The name of the session cookie." in found
 
 
 def test_a_code_block_too_long_to_quote_answers_with_its_lines_that_cover_the_question():

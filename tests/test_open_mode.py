@@ -305,7 +305,8 @@ def test_release_notes_answer_after_a_page_fitting_nearly_as_well_unless_the_que
 
 def test_a_question_asking_two_things_searches_each_part_when_no_page_answers_both():
     """Two pages, each answering one part: the whole question's best page answers one part only, so
-    the other part is searched on its own (two reads) and the answer quotes both pages, in the question's order."""
+    the other part is searched on its own, then the first too (three reads: a page's sentences answering the whole
+    question are not those answering its part), and the answer quotes both pages, in the question's order."""
     docs = (Doc("install", "Installing the toolkit requires Python 3.9 or newer on every platform.", PUBLIC,
                 title="Installation", document="install.md"),
             Doc("xai", "The xAI integration streams partial objects and needs Python 3.10 for its async client.",
@@ -320,9 +321,35 @@ def test_a_question_asking_two_things_searches_each_part_when_no_page_answers_bo
     assert [c["doc_id"] for c in run["grade"]["citations"]] == ["install", "xai"]
     assert "3.9" in run["grade"]["answer"] and "3.10" in run["grade"]["answer"]
     queries = [s["query"] for s in run["ledger"]["searches"]]
-    assert queries[0] == question and queries[1:] == [policy.parts(question)[0]]  # xAI's page answers the second
+    assert queries[0] == question and queries[1:] == policy.parts(question)  # xAI's page answers the second first
     single = drive(engine, "Which Python version does installing the toolkit require?", budget=4)
     assert len(single["ledger"]["searches"]) == 1 and single["grade"]["answer_doc"] == "install"  # control
+
+
+def test_each_part_of_a_compound_question_is_answered_as_that_part_asks():
+    """"Which package do I install ..., and how long does the cookie last by default?": the page answering the first
+    part is picked from its own search as that part asks -- the whole question asks for a default, the part does
+    not, so a page merely saying "Defaults to" does not go first -- and the second part is quoted with the sentences
+    answering it (the list item's start with its later sentence). Control: read as the whole question, the part's
+    search puts the page stating a default first."""
+    docs = (Doc("deps", "Optional dependencies. `itsdangerous` is required for session support; install it with pip.",
+                PUBLIC, title="Dependencies", document="deps.md"),
+            Doc("sessions", "Session support is set by these options, each with its default.\n\n- `session_cookie` - The name of the session cookie. "
+                "Defaults to \"session\".\n- `max_age` - Session expiry time in seconds. Defaults to 2 weeks.\n"
+                "- `path` - The path the cookie is set for. Defaults to \"/\".", PUBLIC, title="Sessions",
+                document="sessions.md"),
+            Doc("misc", "Release notes list the changes of each version of the toolkit.", PUBLIC, title="Releases",
+                document="releases.md"))
+    engine = Engine(Corpus(docs, Lexicon(()), None, None), "bm25-titles")
+    question = ("Which package do I need to install for session support, and how long does the session cookie last "
+                "by default?")
+    run = drive(engine, question, budget=4)
+    ledger, first = run["ledger"], policy.parts(question)[0]
+    assert [s["query"] for s in ledger["searches"]] == [question, *policy.parts(question)]
+    assert [c["doc_id"] for c in run["grade"]["citations"]] == ["deps", "sessions"]
+    assert "`max_age` - Session expiry time in seconds. Defaults to 2 weeks." in run["grade"]["answer"]
+    assert policy._answering(ledger, ledger["searches"][1], first)[0]["id"] == "deps"
+    assert policy._answering(ledger, ledger["searches"][1])[0]["id"] == "sessions"  # control: the whole question
 
 
 def test_a_phrase_may_lead_the_first_question_of_a_compound_one_and_sets_the_scene_of_both():

@@ -406,20 +406,21 @@ def walk_of(ledger: Ledger) -> tuple[BridgeWalker, Hop | None]:
     return walker, None if Budget(ledger["budget"], spent(ledger)).exhausted else walker.next()
 
 
-def _answering(ledger: Ledger, search: dict[str, Any]) -> list[dict[str, Any]]:
+def _answering(ledger: Ledger, search: dict[str, Any], asked: str | None = None) -> list[dict[str, Any]]:
     """A search's trusted hits that can answer, best covering first (ties: rank order): each with its
     highlights minus any sentence the injection detector flags -- flagged text never becomes an answer.
     A "how many" question is answered by a number: hits whose highlights state one come first; a question
     asking for a default, by what the default is: hits whose highlights say "default" come first. Release
     notes fall behind by :data:`RELEASE_NOTES`. A hit not holding a versioned name the question asks about ("HTTP/2")
-    as written answers nothing of it: the search matched its parts ("HTTP", "2")."""
+    as written answers nothing of it: the search matched its parts ("HTTP", "2"). ``asked``: the part of a compound
+    question the search was for (:func:`parts`) -- it is what the hits answer, not the whole."""
     out = []
-    literal = [m.lower() for m in _VERSIONED.findall(ledger["question"])]
+    literal = [m.lower() for m in _VERSIONED.findall(asked or ledger["question"])]
     for rank, hit in enumerate(search.get("hits", [])):
         clean = [h for h in hit.get("highlights", []) if not directives(h["text"])]
         if clean and all(x in _context(ledger, hit["id"]).lower() for x in literal):
             out.append({**hit, "highlights": clean, "rank": rank})
-    question = _question(ledger)
+    question = _question(ledger, asked)
 
     def silent(hit: dict[str, Any], states: Callable[[str], bool]) -> bool:
         return not any(states(x["text"]) for x in hit["highlights"])
@@ -432,14 +433,15 @@ def _answering(ledger: Ledger, search: dict[str, Any]) -> list[dict[str, Any]]:
                                       question.default and silent(h, states_default), -ranked_fit(h), h["rank"]))
 
 
-def _shown(ledger: Ledger, ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _shown(ledger: Ledger, ranked: list[dict[str, Any]], asked: str | None = None) -> list[dict[str, Any]]:
     """Among hits that fit as well as the best (within :data:`TIED`), the one saying it the way the question
     asks comes first: for a "how" question the first that shows code (documentation answers "how" in code,
     and the sentence about it alone does not) -- when the best shows no code at all, the first within
     :data:`HOW_TIED` naming any; else for one asking for a default, the first giving it in code
     or a number ("Default: `timedelta(days=31)`"); else for a "which ..." question the first naming something
-    in code that holds a word of the question ("Which environment variable ..." -- `PIP_CONFIG_FILE`)."""
-    question = _question(ledger)
+    in code that holds a word of the question ("Which environment variable ..." -- `PIP_CONFIG_FILE`). ``asked``: as
+    for :func:`_answering`."""
+    question = _question(ledger, asked)
     if not ranked or not (question.how or question.default or _WHICH.search(question.text)):
         return ranked
     tied = [h for h in ranked if fit(h) >= fit(ranked[0]) - TIED]
@@ -549,10 +551,11 @@ def _chain(ledger: Ledger, walker: BridgeWalker, least: float) -> tuple[list[dic
     return None
 
 
-def _question(ledger: Ledger) -> Question:
-    """The question weighed as ``search`` weighed it (words no readable passage holds: the rarest weight)."""
+def _question(ledger: Ledger, asked: str | None = None) -> Question:
+    """The question (or the part of it ``asked``) weighed as ``search`` weighed it (words no readable passage holds:
+    the rarest weight)."""
     weights = ledger.get("weights") or {}
-    return Question(ledger["question"], weights, ledger.get("passages") or 0, max(weights.values(), default=1.0))
+    return Question(asked or ledger["question"], weights, ledger.get("passages") or 0, max(weights.values(), default=1.0))
 
 
 def _context(ledger: Ledger, doc_id: str) -> str:
@@ -657,7 +660,9 @@ def states_rarest(ledger: Ledger, hit: dict[str, Any]) -> bool:
 
 def _part_answers(ledger: Ledger, best: dict[str, Any] | None) -> dict[str, Any] | None:
     """A compound question (:func:`parts`) whose best page answers one part but not the other: search the
-    other part on its own (one more read), then answer each part from its own page -- or ``None``.
+    other part on its own (one more read); when another page answers it, search the first part on its own too (the
+    sentences answering the whole question are not those answering its part); then answer each part from its own
+    page, as that part asks -- or ``None``.
 
     What a page answers of a part is the part's share of the question words the page holds (``matched``)."""
     asked = parts(ledger["question"])
@@ -674,9 +679,16 @@ def _part_answers(ledger: Ledger, best: dict[str, Any] | None) -> dict[str, Any]
     if done is None:
         return {"status": "gap", "mode": "open", "entity": None, "rest": asked[weak], "query": asked[weak],
                 "k": OPEN_K, "reason": f"{best['id']} answers \"{asked[strong]}\" but not this part: {asked[weak]}"}
-    other = _shown(ledger, _answering(ledger, done))
+    other = _shown(ledger, _answering(ledger, done, asked[weak]), asked[weak])
     if not other or fit(other[0]) < ANSWERS or other[0]["id"] == best["id"]:
         return None
+    own = next((s for s in ledger["searches"] if s["query"] == asked[strong]), None)
+    if own is None and not Budget(ledger["budget"], spent(ledger)).exhausted:
+        return {"status": "gap", "mode": "open", "entity": None, "rest": asked[strong], "query": asked[strong],
+                "k": OPEN_K, "reason": f"{other[0]['id']} answers \"{asked[weak]}\"; this part on its own: {asked[strong]}"}
+    mine = _shown(ledger, _answering(ledger, own, asked[strong]), asked[strong]) if own else []
+    if mine and fit(mine[0]) >= ANSWERS and mine[0]["id"] != other[0]["id"]:
+        best = mine[0]  # its sentences answering this part, not the whole question
     pair = [best, other[0]] if strong == 0 else [other[0], best]
     return {"status": "answered", "citations": [_cite(ledger, h) for h in pair], "results": done["results"]}
 
