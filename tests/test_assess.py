@@ -339,8 +339,9 @@ def test_a_how_answer_stating_what_happens_leads_to_the_sentence_saying_how_to_c
     assert found[0].startswith("By default") and found[1].startswith("This behavior") and "`EXCLUDE`" in found[-1]
     assert not any(h.startswith("```") for h in found), found  # the example of what happens is not how
     tell = Question("How can I tell whether a value came from the environment or is the default?", {}, 10)
-    found = [h.text for h in assess(tell, "Whether a value came from the environment or the default can matter. The "
-                                         "`Context.get_parameter_source` method can be used to find this out.").highlights]
+    said = ("Whether a value came from the environment or the default can matter. The "
+            "`Context.get_parameter_source` method can be used to find this out.")
+    found = [h.text for h in assess(tell, said).highlights]
     assert len(found) == 2 and "get_parameter_source" in found[1], found
     whether = Question("Does load raise an error for input keys that match no declared field?", {}, 10)
     for question, gap, code in ((whether, "", "`unknown`"), (how, "", "unknown"), (how, "", "`load`"),

@@ -334,7 +334,8 @@ def test_each_part_of_a_compound_question_is_answered_as_that_part_asks():
     search puts the page stating a default first."""
     docs = (Doc("deps", "Optional dependencies. `itsdangerous` is required for session support; install it with pip.",
                 PUBLIC, title="Dependencies", document="deps.md"),
-            Doc("sessions", "Session support is set by these options, each with its default.\n\n- `session_cookie` - The name of the session cookie. "
+            Doc("sessions", "Session support is set by these options, each with its default.\n\n"
+                "- `session_cookie` - The name of the session cookie. "
                 "Defaults to \"session\".\n- `max_age` - Session expiry time in seconds. Defaults to 2 weeks.\n"
                 "- `path` - The path the cookie is set for. Defaults to \"/\".", PUBLIC, title="Sessions",
                 document="sessions.md"),

@@ -555,7 +555,8 @@ def _question(ledger: Ledger, asked: str | None = None) -> Question:
     """The question (or the part of it ``asked``) weighed as ``search`` weighed it (words no readable passage holds:
     the rarest weight)."""
     weights = ledger.get("weights") or {}
-    return Question(asked or ledger["question"], weights, ledger.get("passages") or 0, max(weights.values(), default=1.0))
+    return Question(asked or ledger["question"], weights, ledger.get("passages") or 0,
+                    max(weights.values(), default=1.0))
 
 
 def _context(ledger: Ledger, doc_id: str) -> str:
@@ -685,7 +686,8 @@ def _part_answers(ledger: Ledger, best: dict[str, Any] | None) -> dict[str, Any]
     own = next((s for s in ledger["searches"] if s["query"] == asked[strong]), None)
     if own is None and not Budget(ledger["budget"], spent(ledger)).exhausted:
         return {"status": "gap", "mode": "open", "entity": None, "rest": asked[strong], "query": asked[strong],
-                "k": OPEN_K, "reason": f"{other[0]['id']} answers \"{asked[weak]}\"; this part on its own: {asked[strong]}"}
+                "k": OPEN_K,
+                "reason": f"{other[0]['id']} answers \"{asked[weak]}\"; this part on its own: {asked[strong]}"}
     mine = _shown(ledger, _answering(ledger, own, asked[strong]), asked[strong]) if own else []
     if mine and fit(mine[0]) >= ANSWERS and mine[0]["id"] != other[0]["id"]:
         best = mine[0]  # its sentences answering this part, not the whole question
