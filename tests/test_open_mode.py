@@ -571,6 +571,18 @@ def test_an_answer_keeps_list_items_on_their_lines_and_the_sentence_after_an_unf
     assert said == "- code 123 if there was an internal error\nWith `--quiet` only the exit code is returned."
     same = policy._quote([{"text": "* `max_age` - Sets a maximum time."}, {"text": "Defaults to `600`."}])
     assert same == "* `max_age` - Sets a maximum time. Defaults to `600`."
+    # quoted from two pages, the second starting with an item: the item starts a line after the first's citation
+    cite = {"via": None, "from": None, "hop": None}
+    graded = {"status": "sufficient", "citations": [
+        {**cite, "doc_id": "index.md#3", "document": "index.md", "section": "Dependencies",
+         "quote": "`itsdangerous` is required for sessions."},
+        {**cite, "doc_id": "middleware.md#12", "document": "middleware.md", "section": "Sessions",
+         "quote": "* `max_age` - Session expiry time. Defaults to 2 weeks."}]}
+    assert policy.compose_open(graded).split("\n")[:2] == [
+        "`itsdangerous` is required for sessions. [index.md › Dependencies]",
+        "* `max_age` - Session expiry time. Defaults to 2 weeks. [middleware.md › Sessions]"]
+    plain = {**graded, "citations": [graded["citations"][0], {**graded["citations"][1], "quote": "It lasts 2 weeks."}]}
+    assert policy.compose_open(plain).split("\n")[0].endswith("] It lasts 2 weeks. [middleware.md › Sessions]")
 
 
 def test_a_versioned_name_the_question_asks_about_must_be_in_the_answer_as_written():

@@ -766,8 +766,11 @@ def compose_open(graded: dict[str, Any]) -> str:
             parts[-1] = (f"{parts[-1][0]} {c['quote']}", parts[-1][1])
         else:
             parts.append((c["quote"], source(c)))
-    # a citation after a code block goes on a line of its own: "``` [x]" would not close the block
-    answer = " ".join(f"{quote}{chr(10) if quote.endswith(('```', '~~~')) else ' '}[{cited}]" for quote, cited in parts)
+    # a citation after a code block goes on a line of its own: "``` [x]" would not close the block; a quote starting
+    # with a list item starts a line, as the item did on its page
+    answer = "".join(("\n" if n and _ITEM.match(quote) else " " if n else "")
+                     + f"{quote}{chr(10) if quote.endswith(('```', '~~~')) else ' '}[{cited}]"
+                     for n, (quote, cited) in enumerate(parts))
     lines = [answer, "", "Sources:", *dict.fromkeys(f"- {source(c)}" for c in cites)]
     if graded.get("multi_hop"):
         lines.append("Hop path: " + "; ".join(f"{c['from']} --{c['via']}--> {c['doc_id']}" if c["via"]
