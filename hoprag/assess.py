@@ -89,6 +89,9 @@ _local = threading.local()
 ASKING = frozenset("will shall may might must want wants need needs possible way ways please here anyone someone "
                    "something".split())
 
+#: Asking what changes a behaviour ("which parameter changes that?", "... can I turn it off?").
+_CHANGE = re.compile(r"(?i)\b(?:change|changes|configure|configures|override|overrides|customi[sz]e|disable|disables"
+                     r"|turn(?:s)?\s+(?:it\s+|that\s+|this\s+)?off|switch(?:es)?\s+(?:it\s+|that\s+|this\s+)?off)\b")
 #: "How do I make ..." -- not "When did she make What a Wonderful World?", where making is what is asked about.
 _MAKE = re.compile(r"(?i)\bhow\s+(?:do|can|could|should|would|does|will)\s+(?:i|you|we|one)\s+make\b")
 
@@ -155,6 +158,8 @@ class Question:
         self.quantity = bool(_HOW_MANY.search(text))
         self.default = len(_DEFAULT.findall(text)) > len(_ASIDE.findall(text))
         self.history = bool(_HISTORY.search(text))
+        #: does it ask how to change what happens ("..., and which parameter changes that?")
+        self.changes = self.how or (not self.history and _CHANGE.search(text) is not None)
 
     def covered(self, found: set[str]) -> float:
         """The weighted share of the question's words among ``found`` stems."""
@@ -363,11 +368,12 @@ def _read_on(question: Question, text: str, units: list[tuple[int, int, bool]], 
 
 
 def _leads_to(question: Question, text: str, units: list[tuple[int, int, bool]], last: int) -> list[int]:
-    """For a "how" question: the sentence right after its answer's last (``last``) -- past one code block, their
-    example -- that refers back to it and names code beyond the question's words ("By default, `load` will raise
-    ..." [example] "This behavior can be modified with the `unknown` option"; "... The `get_parameter_source` method
-    can be used to find this out."): the docs state what happens, then how to change or find it -- the example of
-    what happens is not how."""
+    """For a question asking how (or what changes a behaviour, :attr:`Question.changes`): the sentence right after
+    its answer's last (``last``) -- past one code block, their example -- that refers back to it and names code
+    beyond the question's words, inline or in the block it introduces ("By default, `load` will raise ..."
+    [example] "This behavior can be modified with the `unknown` option"; "... The `get_parameter_source` method can be
+    used to find this out."): the docs state what happens, then how to change or find it -- the example of what
+    happens is not how."""
     if text[units[last][0]:units[last][1]].rstrip().endswith(":"):
         return []  # it introduces what follows: that is its answer
     at = last + 1 + (last + 1 < len(units) and units[last + 1][2])
@@ -376,7 +382,10 @@ def _leads_to(question: Question, text: str, units: list[tuple[int, int, bool]],
         return []
     say = text[units[at][0]:units[at][1]]
     refers = _REFERS.match(say) is not None or _THIS.search(say) is not None
-    return [at] if refers and any(stems(code) - question.weights.keys() for code in INLINE_CODE.findall(say)) else []
+    named = INLINE_CODE.findall(say)
+    if say.rstrip().endswith(":") and at + 1 < len(units) and units[at + 1][2]:
+        named.append(text[units[at + 1][0]:units[at + 1][1]])  # the code it introduces names it
+    return [at] if refers and any(stems(code) - question.weights.keys() for code in named) else []
 
 
 def _places(text: str, units: list[tuple[int, int, bool]], shows: int | None = None) -> dict[int, int]:
@@ -505,7 +514,7 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
         # for "How do I make an option required?": inline code holding a word of the question and more -- code
         # only repeating the question's words, "`git blame`", "`'.html'`", names the subject, not how)
         show = question.how and not any(names_code(question, text[units[i][0]:units[i][1]]) for i in chosen)
-        led = _leads_to(question, text, units, max(chosen)) if question.how and len(chosen) < MAX_SENTENCES else []
+        led = _leads_to(question, text, units, max(chosen)) if question.changes and len(chosen) < MAX_SENTENCES else []
         chosen += [*led, *_introduced(text, units, max(chosen + led), show and not led)]
         if show and not any(units[i][2] for i in chosen) and not led:
             chosen += [i for i in _shown_code(text, units, max(chosen)) if i not in chosen]

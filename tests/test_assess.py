@@ -343,6 +343,13 @@ def test_a_how_answer_stating_what_happens_leads_to_the_sentence_saying_how_to_c
             "`Context.get_parameter_source` method can be used to find this out.")
     found = [h.text for h in assess(tell, said).highlights]
     assert len(found) == 2 and "get_parameter_source" in found[1], found
+    # asking what changes it is asking how, and the code a sentence introduces names what it leads to
+    cached = ("By default the connector caches DNS resolutions for `10` seconds. This can be tuned, as "
+              "in the following example:\n\n```python\nconn = TCPConnector(ttl_dns_cache=300)\n```\n")
+    for asked, leads in (("How long does the connector cache DNS resolutions by default, and which parameter changes "
+                          "that?", True), ("How long does the connector cache DNS resolutions by default?", False)):
+        found = [h.text for h in assess(Question(asked, {}, 10), cached).highlights]
+        assert any("ttl_dns_cache" in h for h in found) is leads, (asked, found)
     whether = Question("Does load raise an error for input keys that match no declared field?", {}, 10)
     for question, gap, code in ((whether, "", "`unknown`"), (how, "", "unknown"), (how, "", "`load`"),
                                 (how, "## Meta options\n\n", "`unknown`")):
