@@ -369,11 +369,11 @@ def _read_on(question: Question, text: str, units: list[tuple[int, int, bool]], 
 
 def _leads_to(question: Question, text: str, units: list[tuple[int, int, bool]], last: int) -> list[int]:
     """For a question asking how (or what changes a behaviour, :attr:`Question.changes`): the sentence right after
-    its answer's last (``last``) -- past one code block, their example -- that refers back to it and names code
-    beyond the question's words, inline or in the block it introduces ("By default, `load` will raise ..."
-    [example] "This behavior can be modified with the `unknown` option"; "... The `get_parameter_source` method can be
-    used to find this out."): the docs state what happens, then how to change or find it -- the example of what
-    happens is not how."""
+    its answer's last (``last``) -- past one code block, their example -- that refers back to it, says how
+    (:data:`_HOW_TO`) and names code beyond the question's words, inline or in the block it introduces ("By default,
+    `load` will raise ..." [example] "This behavior can be modified with the `unknown` option"; "... The
+    `get_parameter_source` method can be used to find this out."): the docs state what happens, then how to change or
+    find it -- the example of what happens is not how."""
     if text[units[last][0]:units[last][1]].rstrip().endswith(":"):
         return []  # it introduces what follows: that is its answer
     at = last + 1 + (last + 1 < len(units) and units[last + 1][2])
@@ -381,7 +381,7 @@ def _leads_to(question: Question, text: str, units: list[tuple[int, int, bool]],
                                                for i in range(last + 1, at + 1)):
         return []
     say = text[units[at][0]:units[at][1]]
-    refers = _REFERS.match(say) is not None or _THIS.search(say) is not None
+    refers = (_REFERS.match(say) is not None or _THIS.search(say) is not None) and _HOW_TO.search(say) is not None
     named = INLINE_CODE.findall(say)
     if say.rstrip().endswith(":") and at + 1 < len(units) and units[at + 1][2]:
         named.append(text[units[at + 1][0]:units[at + 1][1]])  # the code it introduces names it
@@ -431,6 +431,9 @@ _REFERS = re.compile(r"(?:This|These|Those|It|They|Such)\b")
 _INSTEAD = re.compile(r"Instead\b")
 #: ... or to what it states, later in it ("... can be used to find this out").
 _THIS = re.compile(r"\bthis\b")
+#: Saying how to do something: what can be done ("can be modified with", "can be used to"), or using, setting,
+#: passing, calling, enabling it -- not describing it ("It should be a long random `bytes`").
+_HOW_TO = re.compile(r"(?i)\b(?:can|may)\s+(?:also\s+)?be\s+\w+ed\b|\b(?:use|pass|set|call|enable|disable)\b")
 
 
 def _context(text: str, units: list[tuple[int, int, bool]], chosen: list[int]) -> list[int]:

@@ -355,6 +355,10 @@ def test_a_how_answer_stating_what_happens_leads_to_the_sentence_saying_how_to_c
                                 (how, "## Meta options\n\n", "`unknown`")):
         said = [h.text for h in assess(question, text.format(gap=gap, code=code)).highlights]
         assert not any(h.startswith("This behavior") for h in said), (question.text, gap, code, said)
+    # referring back and naming code, but saying what it is, not how to do anything
+    described = text.format(gap="", code="`unknown`").replace("can be modified with the `unknown` option, which "
+                                                               "accepts", "is a `dict` of")
+    assert not any(h.startswith("This behavior") for h in (x.text for x in assess(how, described).highlights))
 
 
 def test_sentences_join_across_the_examples_between_them_but_not_across_code_a_sentence_introduces():
