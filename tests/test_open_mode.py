@@ -353,25 +353,6 @@ def test_each_part_of_a_compound_question_is_answered_as_that_part_asks():
     assert policy._answering(ledger, ledger["searches"][1])[0]["id"] == "sessions"  # control: the whole question
 
 
-def test_only_a_searchs_first_hits_answer_and_a_hops_passage_answers_whatever_its_rank():
-    """The search has weighed the whole question: fit chooses among its first :data:`policy.ANSWER_RANKS` hits, not a
-    passage it ranked last whose prose holds more of the question's words (a "Keyword-only attributes" page ranked
-    tenth, answering "How do I add a validator?" because it says "add attributes"). Control: a hop's passage is
-    read whatever its rank (``within=None``)."""
-    question = "How do I add a validator to an attribute?"
-    ledger = policy.new_ledger(question, 3)
-    hits = []
-    for rank in range(10):
-        doc = f"p{rank}"
-        ledger["evidence"][doc] = {"title": doc, "section": "", "text": f"Passage {doc}."}
-        good = rank == policy.ANSWER_RANKS  # the first hit past the answering ranks fits best
-        hits.append({"id": doc, "coverage": 0.9 if good else 0.5, "answers": 0.9 if good else 0.5,
-                     "matched": [], "highlights": [{"text": f"Passage {doc}."}], "section": ""})
-    search = {"query": question, "hits": hits, "results": [h["id"] for h in hits]}
-    assert [h["id"] for h in policy._answering(ledger, search)] == [f"p{r}" for r in range(policy.ANSWER_RANKS)]
-    assert policy._answering(ledger, search, within=None)[0]["id"] == f"p{policy.ANSWER_RANKS}"
-
-
 def test_a_phrase_may_lead_the_first_question_of_a_compound_one_and_sets_the_scene_of_both():
     """"At server shutdown, which signal ...?" asks, led by where: it is a question of its own -- and the second
     part asks at server shutdown too, so its search says so ("When I press Ctrl+C, which exit code ..., and which

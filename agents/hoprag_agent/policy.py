@@ -62,9 +62,6 @@ HOW_TIED = 0.15
 #: A hit under a release's heading (release notes, a changelog) ranks as if it fit this much less, unless the
 #: question asks about versions or changes: a changelog mentions every feature, and says what changed then.
 RELEASE_NOTES = 0.15
-#: Only a search's first this many hits can answer: the search has weighed the whole question (hybrid ranking,
-#: titles); fit chooses among its best, not a passage it ranked last that holds more of the question's words.
-ANSWER_RANKS = 7
 #: An abstention lists this many closest pages ("see also").
 SEE_ALSO = 3
 _WH = {"what", "which", "who", "whom", "whose", "where", "when", "how", "why", "is", "are", "does", "do"}
@@ -409,19 +406,17 @@ def walk_of(ledger: Ledger) -> tuple[BridgeWalker, Hop | None]:
     return walker, None if Budget(ledger["budget"], spent(ledger)).exhausted else walker.next()
 
 
-def _answering(ledger: Ledger, search: dict[str, Any], asked: str | None = None,
-               within: int | None = ANSWER_RANKS) -> list[dict[str, Any]]:
+def _answering(ledger: Ledger, search: dict[str, Any], asked: str | None = None) -> list[dict[str, Any]]:
     """A search's trusted hits that can answer, best covering first (ties: rank order): each with its
     highlights minus any sentence the injection detector flags -- flagged text never becomes an answer.
     A "how many" question is answered by a number: hits whose highlights state one come first; a question
     asking for a default, by what the default is: hits whose highlights say "default" come first. Release
     notes fall behind by :data:`RELEASE_NOTES`. A hit not holding a versioned name the question asks about ("HTTP/2")
     as written answers nothing of it: the search matched its parts ("HTTP", "2"). ``asked``: the part of a compound
-    question the search was for (:func:`parts`) -- it is what the hits answer, not the whole. ``within``: only the
-    search's first hits can answer (:data:`ANSWER_RANKS`; ``None``: any -- a hop's passage, whichever its rank)."""
+    question the search was for (:func:`parts`) -- it is what the hits answer, not the whole."""
     out = []
     literal = [m.lower() for m in _VERSIONED.findall(asked or ledger["question"])]
-    for rank, hit in enumerate(search.get("hits", [])[:within]):
+    for rank, hit in enumerate(search.get("hits", [])):
         clean = [h for h in hit.get("highlights", []) if not directives(h["text"])]
         if clean and all(x in _context(ledger, hit["id"]).lower() for x in literal):
             out.append({**hit, "highlights": clean, "rank": rank})
@@ -530,8 +525,7 @@ def _chain(ledger: Ledger, walker: BridgeWalker, least: float) -> tuple[list[dic
     for at in range(len(hops) - 1, 0, -1):
         links, node = [], hops[at]
         while node is not None and node.entity is not None:
-            found = next((h for h in _answering(ledger, searches[hops.index(node)], within=None)
-                          if h["id"] == node.read), None)
+            found = next((h for h in _answering(ledger, searches[hops.index(node)]) if h["id"] == node.read), None)
             if found is None or not set(content(node.entity)) <= set(found.get("matched", [])):
                 break  # not read, nothing to quote, or it does not state the bridge that led to it
             links.append((node, found))
