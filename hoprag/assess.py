@@ -261,7 +261,7 @@ def _defined(text: str, units: list[tuple[int, int, bool]], items: list[int | No
     under it -- until the next term or heading; and a list item's later sentences under the term it defines."""
     out, term = [], set()
     for i, (a, b, code) in enumerate(units):
-        if i and _HEADING.search(text, units[i - 1][1], a):
+        if i and _parted(text, units, i):
             term = set()
         line = text[a:b].split("\n", 1)[0]
         if not code and _TERM.fullmatch(line):
@@ -270,6 +270,11 @@ def _defined(text: str, units: list[tuple[int, int, bool]], items: list[int | No
         defines = _ITEM_TERM.match(text, text.rfind("\n", 0, units[head][0]) + 1) if head is not None else None
         out.append(term | stems(defines.group(1)) if defines else term)
     return out
+
+
+def _parted(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
+    """Does a heading stand between unit ``i`` and the one before it (a new section: what follows is not its)?"""
+    return _HEADING.search(text, units[i - 1][1], units[i][0]) is not None
 
 
 def _goes_on(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
@@ -345,7 +350,7 @@ def _shown_code(text: str, units: list[tuple[int, int, bool]], last: int) -> lis
     same section, with the sentence just before it (what introduces it) -- "Gunicorn is easy to install."
     is about the task; "then install gunicorn:" and its command are how. Nothing when a heading comes first."""
     for at in range(last + 1, min(last + 1 + CODE_AFTER, len(units))):
-        if _HEADING.search(text, units[at - 1][1], units[at][0]):
+        if _parted(text, units, at):
             return []
         if units[at][2]:
             return [at - 1, at] if at - 1 > last and not units[at - 1][2] else [at]
@@ -377,8 +382,7 @@ def _leads_to(question: Question, text: str, units: list[tuple[int, int, bool]],
     if text[units[last][0]:units[last][1]].rstrip().endswith(":"):
         return []  # it introduces what follows: that is its answer
     at = last + 1 + (last + 1 < len(units) and units[last + 1][2])
-    if at >= len(units) or units[at][2] or any(_HEADING.search(text, units[i - 1][1], units[i][0])
-                                               for i in range(last + 1, at + 1)):
+    if at >= len(units) or units[at][2] or any(_parted(text, units, i) for i in range(last + 1, at + 1)):
         return []
     say = text[units[at][0]:units[at][1]]
     refers = (_REFERS.match(say) is not None or _THIS.search(say) is not None) and _HOW_TO.search(say) is not None
@@ -457,7 +461,7 @@ def _context(text: str, units: list[tuple[int, int, bool]], chosen: list[int]) -
         after += 1  # "Instead, ..." may open the next paragraph: it answers the one before as a whole
     if (room() and after < len(units) and not units[after][2]
             and _INSTEAD.match(text, units[after][0])
-            and not _HEADING.search(text, units[after - 1][1], units[after][0])):
+            and not _parted(text, units, after)):
         out.append(after)
     return out
 
@@ -484,7 +488,7 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
            for i, ((a, b, code), term) in enumerate(zip(units, _defined(text, units, items)))]
     # for a "how" question a sentence followed by code is read with it: the code is how it answers
     shown = [own[i] | own[i + 1] if question.how and not code and i + 1 < len(units) and units[i + 1][2]
-             and not _HEADING.search(text, b, units[i + 1][0]) else own[i] for i, (_, b, code) in enumerate(units)]
+             and not _parted(text, units, i + 1) else own[i] for i, (_, _, code) in enumerate(units)]
     scored = [(question.covered(shown[i]), not code, -i) for i, (_, _, code) in enumerate(units)]
     if not scored or max(scored)[0] <= 0:
         return Assessment(round(coverage, 3), (), matched)
@@ -516,12 +520,14 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
         # a "how" answer shows code -- unless its sentences already name it in code ("pass `required=True`"
         # for "How do I make an option required?": inline code holding a word of the question and more -- code
         # only repeating the question's words, "`git blame`", "`'.html'`", names the subject, not how)
-        show = question.how and not any(names_code(question, text[units[i][0]:units[i][1]]) for i in chosen)
+        # -- and unless the sentence it leads on to says how (:func:`_leads_to`)
         led = _leads_to(question, text, units, max(chosen)) if question.changes and len(chosen) < MAX_SENTENCES else []
-        chosen += [*led, *_introduced(text, units, max(chosen + led), show and not led)]
-        if show and not any(units[i][2] for i in chosen) and not led:
+        show = question.how and not led and not any(names_code(question, text[units[i][0]:units[i][1]])
+                                                    for i in chosen)
+        chosen += [*led, *_introduced(text, units, max(chosen + led), show)]
+        if show and not any(units[i][2] for i in chosen):
             chosen += [i for i in _shown_code(text, units, max(chosen)) if i not in chosen]
-        if show and not any(units[i][2] for i in chosen) and not led and len(chosen) < MAX_SENTENCES:
+        if show and not any(units[i][2] for i in chosen) and len(chosen) < MAX_SENTENCES:
             chosen += _read_on(question, text, units, max(chosen), MAX_SENTENCES - len(chosen))
         if question.how:  # a how answer's code is its answer ("If you want to send JSON data:" then the call): it counts
             focus = question.covered(set().union(*(own[i] for i in chosen)))

@@ -614,8 +614,7 @@ def grade_open(ledger: Ledger) -> dict[str, Any]:
     if not searches:
         if hop is None:
             return {"status": "budget", "mode": "open", "reason": ABSTAIN_BUDGET}
-        return {"status": "gap", "mode": "open", "entity": None, "rest": hop.query, "query": hop.query,
-                "k": OPEN_K, "reason": "nothing searched yet: start from the question"}
+        return _search_alone(hop.query, "nothing searched yet: start from the question")
     retrieved = walker.walk.ranked
     absent = unheard(ledger)
     if absent:
@@ -659,6 +658,17 @@ def states_rarest(ledger: Ledger, hit: dict[str, Any]) -> bool:
     return rarest in stems(" ".join(h["text"] for h in hit["highlights"]))
 
 
+def _searched(ledger: Ledger, query: str) -> dict[str, Any] | None:
+    """The recorded search for exactly ``query``, if one was made."""
+    return next((s for s in ledger["searches"] if s["query"] == query), None)
+
+
+def _search_alone(query: str, reason: str) -> dict[str, Any]:
+    """The grade asking for ``query`` to be searched as it is: no bridge entity, the whole query still unexplained."""
+    return {"status": "gap", "mode": "open", "entity": None, "rest": query, "query": query, "k": OPEN_K,
+            "reason": reason}
+
+
 def _part_answers(ledger: Ledger, best: dict[str, Any] | None) -> dict[str, Any] | None:
     """A compound question (:func:`parts`) whose best page answers one part but not the other: search the
     other part on its own (one more read); when another page answers it, search the first part on its own too (the
@@ -676,18 +686,16 @@ def _part_answers(ledger: Ledger, best: dict[str, Any] | None) -> dict[str, Any]
     strong, weak = (0, 1) if shares[0] >= shares[1] else (1, 0)
     if shares[strong] < ANSWERS:
         return None
-    done = next((s for s in ledger["searches"] if s["query"] == asked[weak]), None)
+    done = _searched(ledger, asked[weak])
     if done is None:
-        return {"status": "gap", "mode": "open", "entity": None, "rest": asked[weak], "query": asked[weak],
-                "k": OPEN_K, "reason": f"{best['id']} answers \"{asked[strong]}\" but not this part: {asked[weak]}"}
+        return _search_alone(asked[weak], f"{best['id']} answers \"{asked[strong]}\" but not this part: {asked[weak]}")
     other = _shown(ledger, _answering(ledger, done, asked[weak]), asked[weak])
     if not other or fit(other[0]) < ANSWERS or other[0]["id"] == best["id"]:
         return None
-    own = next((s for s in ledger["searches"] if s["query"] == asked[strong]), None)
+    own = _searched(ledger, asked[strong])
     if own is None and not Budget(ledger["budget"], spent(ledger)).exhausted:
-        return {"status": "gap", "mode": "open", "entity": None, "rest": asked[strong], "query": asked[strong],
-                "k": OPEN_K,
-                "reason": f"{other[0]['id']} answers \"{asked[weak]}\"; this part on its own: {asked[strong]}"}
+        return _search_alone(asked[strong], f"{other[0]['id']} answers \"{asked[weak]}\"; this part on its own: "
+                                            f"{asked[strong]}")
     mine = _shown(ledger, _answering(ledger, own, asked[strong]), asked[strong]) if own else []
     if mine and fit(mine[0]) >= ANSWERS and mine[0]["id"] != other[0]["id"]:
         best = mine[0]  # its sentences answering this part, not the whole question
