@@ -257,6 +257,28 @@ def test_a_how_answer_naming_its_code_is_not_displaced_by_a_tied_hit_showing_a_b
     assert policy._shown(ledger, [plain, block])[0]["id"] == "deploy"
 
 
+def test_a_close_hit_showing_code_does_not_displace_an_answering_best_with_one_that_does_not_answer():
+    """A "how" answer that shows no code gives way to a close hit showing some (within HOW_TIED) -- but when the best
+    answers (fits ANSWERS) and the close hit does not, giving way would turn an answer into an abstention. Controls:
+    a close hit that answers too comes first, and so does one below ANSWERS when the best does not answer either."""
+    ledger = {"question": "How can I exclude a whole file with a comment inside it?", "passages": 10,
+              "weights": {"exclude": 2.0, "whole": 1.0, "file": 1.0, "comment": 2.0, "inside": 1.0}}
+
+    def hit(doc_id: str, fit: float, *highlights: dict) -> dict:
+        return {"id": doc_id, "coverage": fit, "answers": fit, "matched": [], "section": "", "highlights": list(highlights)}
+
+    def coded(fit: float) -> dict:
+        return hit("sample", fit, {"text": "A sample file:"}, {"text": "```\n[report]\nexclude_also = ['if 0:']\n```",
+                                                                 "code": True})
+    best = hit("excluding", policy.ANSWERS + 0.1, {"text": "This lets you exclude files with an internal comment."})
+    below = policy.ANSWERS - 0.04
+    assert policy.fit(best) - below <= policy.HOW_TIED
+    assert policy._shown(ledger, [best, coded(below)])[0]["id"] == "excluding"
+    assert policy._shown(ledger, [best, coded(policy.ANSWERS + 0.01)])[0]["id"] == "sample"
+    weak = hit("excluding", policy.ANSWERS - 0.01, {"text": "This lets you exclude files with an internal comment."})
+    assert policy._shown(ledger, [weak, coded(policy.ANSWERS - 0.1)])[0]["id"] == "sample"
+
+
 def test_a_how_question_whose_best_hit_shows_no_code_is_answered_by_a_close_hit_that_does():
     """The sentence restating the task in the question's words ("the test run stops at the first failure") fits
     best but does not say how; a hit naming the option fits nearly as well (beyond TIED, within HOW_TIED)."""
