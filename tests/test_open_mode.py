@@ -429,6 +429,9 @@ def test_a_question_about_a_name_nothing_readable_holds_is_abstained_on_in_one_r
     assert plain["grade"]["status"] == "sufficient" and plain["grade"]["answer_doc"] == "fmt"  # control
     first = drive(engine, "Rust aside, can the tool format Python source files?", budget=4)
     assert policy.unheard(first["ledger"]) == []  # a sentence's first word is capitalised whatever it is
+    example = drive(engine, "Can the tool format files of another language (Rust) from standard input?", budget=4)
+    assert policy.unheard(example["ledger"]) == []  # a name in parentheses is an example of what is asked
+    assert example["grade"]["status"] == "sufficient" and example["grade"]["answer_doc"] == "fmt"
 
 
 def test_a_camelcase_name_is_not_heard_in_its_parts():

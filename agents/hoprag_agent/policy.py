@@ -586,13 +586,19 @@ def unheard(ledger: Ledger) -> list[str]:
     format Rust files?" over docs that never say "Rust"): capitalised words past a sentence's first, none of
     whose words the search weighed. A CamelCase name is one word: pages saying "web" and "assembly" do not
     mention "WebAssembly" (a hyphenated one is heard in its words: "bash completion" for "Bash-completion").
-    No page can answer about them -- the honest answer is to say so."""
+    No page can answer about them -- the honest answer is to say so. A name in parentheses is an example or
+    another name of what the question asks about ("a non-standard HTTP method (PURGE)", "Chain of Verification
+    (CoVe)"): the question does not hang on it.
+    """
     weights = ledger.get("weights") or {}
     out = []
+    aside = [m.span() for m in re.finditer(r"\([^()]*\)", ledger["question"])]
     for m in re.finditer(r"[A-Za-z][\w+.-]*[\w+]|[A-Za-z]", ledger["question"]):
         word, before = m.group(), ledger["question"][:m.start()].rstrip()
         if not before or before.endswith((".", "?", "!", ":")) or not is_name(word):
             continue  # a sentence's first word is capitalised whatever it is
+        if any(a < m.start() < b for a, b in aside):
+            continue
         words = content(identifiers(word) if "-" in word else word)
         if words and not any(w in weights for w in words) and word not in out:
             out.append(word)
