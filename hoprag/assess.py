@@ -73,6 +73,10 @@ _NUMBER = re.compile(r"(?i)\d|\b(?:one|two|three|four|five|six|seven|eight|nine|
 #: what is under it says what changed then, not how things are now.
 _RELEASE = re.compile(r"(?i)^(?:[a-z][\w.-]*\s+)?(?:version\s+|release\s+|v)?\d+(?:\.\d+){1,3}(?:[a-z]+\d*|[.-]\w+)*"
                       r"(?:\s*\([^)]*\))?(?:\s+release\s+notes)?\s*:?$")
+#: A heading naming release notes: "Changelog", "Change history for coverage.py", "Release Notes", "What's New in
+#: Pyramid 1.10" -- not a bare "Changes" or "News", which may be anything's title (a song's, a section's).
+_RELEASES = re.compile(r"(?i)^(?:change\s*log\b|change\s+history\b|release\s+(?:notes|history)\b|history\s+of\s+changes\b"
+                       r"|what['\u2019]?s\s+new\s+in\b|changes\s+in\s+(?:version\s+)?v?\d)")
 #: A question about a thing's history ("Which version added ...", "When was ... deprecated?", "What's new in 3.0?"):
 #: release notes answer it -- not one naming a version it needs ("Which Python versions does it support?").
 _HISTORY = re.compile(r"(?i)\b(released|changelog|changed|added|introduced|deprecated|removed|since|new\s+in)\b")
@@ -190,8 +194,9 @@ _ITEM_TERM = re.compile(rf"[ \t]*(?:[-*+]|\d{{1,3}}[.)])[ \t]+(?:\*\*)?{_NAME}(?
 
 
 def release_notes(section: str) -> bool:
-    """Is a passage under a heading naming a release (its heading path, headings joined by " › ")?"""
-    return any(_RELEASE.match(heading.strip()) for heading in section.split("›"))
+    """Is a passage under a heading naming a release, or release notes by name ("Changelog", "What's New in
+    Pyramid 1.10") -- its heading path, headings joined by " › "?"""
+    return any(_RELEASE.match(heading.strip()) or _RELEASES.match(heading.strip()) for heading in section.split("›"))
 
 
 def names_code(question: Question, text: str) -> bool:

@@ -293,12 +293,16 @@ def test_a_pointer_to_another_page_is_no_answer():
     assert "See multi_line_exclude." not in [h.text for h in assess(short, text).highlights]
 
 
-def test_a_heading_naming_a_release_marks_release_notes_and_a_heading_mentioning_a_version_does_not():
+def test_a_heading_naming_a_release_or_release_notes_marks_them_and_one_mentioning_a_version_does_not():
     for section in ("Changelog › pytest 3.8.0 (2018-09-05)", "Release Notes › 0.115.0", "Version 3.0.3",
-                    "v2.1 release notes", "Changes 2.6.1", "News › 26.3 (2025-10-24)"):
+                    "v2.1 release notes", "Changes 2.6.1", "News › 26.3 (2025-10-24)",
+                    # release notes by name, their versions not headings (Sphinx changelog directives)
+                    "Changelog › Improvements", "What's New in Pyramid 1.10 › Feature Additions",
+                    "Change history for coverage.py", "Release Notes", "Changes in 2.0"):
         assert release_notes(section), section
     for section in ("Built-in Caching (v1.9.1 and later) › Cache isolation in 1.17", "Install › Python 3.8 and newer",
-                    "Flask 3.0 support", "Changelog › Improvements", "Exit codes", ""):
+                    "Flask 3.0 support", "Exit codes", "Changes in behaviour", "Tracking changes", "Newsletter",
+                    "History", "Changes", "News", "What's New", ""):
         assert not release_notes(section), section
     assert Question("Which version added the flag?", {}, 10).history
     assert not Question("Which flag stops the run?", {}, 10).history

@@ -320,7 +320,8 @@ def test_release_notes_answer_after_a_page_fitting_nearly_as_well_unless_the_que
             .structured_content["results"]}
     assert 0 < policy.fit(hits["news"]) - policy.fit(hits["codes"]) <= policy.RELEASE_NOTES
     assert drive(released, question)["grade"]["answer_doc"] == "codes"
-    assert drive(engine_with("Changelog › Improvements"), question)["grade"]["answer_doc"] == "news"
+    assert drive(engine_with("Tool › Improvements"), question)["grade"]["answer_doc"] == "news"
+    assert drive(engine_with("What's New in Tool 3.8 › Improvements"), question)["grade"]["answer_doc"] == "codes"
     asked = "In which release does the tool return exit code 4 for unknown arguments?"
     assert drive(released, asked)["grade"]["answer_doc"] == "news"
 
