@@ -114,9 +114,19 @@ def stem(token: str) -> str:
     return _stemmer().stemWord(token)
 
 
+#: A snake_case name ("max_form_parts", "_get_current_object"): searched in its words, but only a sentence naming it
+#: names it -- "File parts can be larger" holds "parts", not `max_form_parts` -- so it is a word of its own too.
+_SNAKE = re.compile(r"(?<![A-Za-z0-9_])_*[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+")
+
+
+def _snake(text: str) -> list[tuple[str, str]]:
+    """Each snake_case name in ``text``: as written, and joined into one word ("maxformparts")."""
+    return [(m.group(), m.group().replace("_", "").lower()) for m in _SNAKE.finditer(text)]
+
+
 def stems(text: str) -> set[str]:
-    """The stems of a text's content words."""
-    return {stem(t) for t in content(identifiers(text))}
+    """The stems of a text's content words, and of its snake_case names as one word each."""
+    return {stem(t) for t in content(identifiers(text))} | {stem(joined) for _, joined in _snake(text)}
 
 
 @dataclass(frozen=True)
@@ -157,6 +167,11 @@ class Question:
             key = stem(token)
             self.words.setdefault(key, token)
             self.weights[key] = max(self.weights.get(key, 0.0), idf.get(token, unseen))
+        for name, joined in _snake(text):  # a name weighs as its weightiest word: naming it is what adds
+            parts = [self.weights[w] for w in map(stem, content(name.replace("_", " "))) if w in self.weights]
+            if parts:
+                self.words.setdefault(stem(joined), name)
+                self.weights[stem(joined)] = max(self.weights.get(stem(joined), 0.0), max(parts))
         self.total = sum(self.weights.values())
         self.how = bool(_HOW.search(text))
         self.quantity = bool(_HOW_MANY.search(text))

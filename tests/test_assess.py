@@ -31,6 +31,23 @@ def test_coverage_weighs_words_by_idf_and_matches_stems_and_identifier_parts():
     assert "sandbox" in stems("SandboxedEnvironment") and "length" in stems("X-Line-Length")
 
 
+def test_a_snake_case_name_is_a_word_of_its_own_so_a_sentence_naming_it_answers_for_it():
+    """"max_form_parts" is searched in its words, but "File parts can be larger" only holds "parts": the item naming
+    `max_form_parts` answers for it. Control: its words alone are still matched (coverage), and a name's joined word
+    weighs as its weightiest word, not as a word no passage holds."""
+    q = Question("What are the defaults of max_form_memory_size and max_form_parts?", {"parts": 3.0, "memory": 2.0}, 100)
+    assert q.weights["maxformpart"] == max(q.weights[w] for w in ("max", "form", "part"))
+    text = ("-   `max_form_memory_size` - Stop parsing form data if any non-file part is larger than this many bytes.\n"
+            "File parts can be larger, they are moved to disk at this limit. The default is 500kB.\n"
+            "-   `max_form_parts` - Stop parsing form data if more than this number of parts are received.\n"
+            "The default is 1000.")
+    said = " ".join(h.text for h in assess(q, text).highlights)
+    assert "`max_form_memory_size`" in said and "`max_form_parts`" in said and "File parts" not in said
+    assert {"maxformpart", "getcurrentobject", "plaintraceback"} <= stems(
+        "`max_form_parts`, `_get_current_object`, structlog.dev.plain_traceback")
+    assert "init" in stems("__init__") and "part" in stems("max_form_parts")
+
+
 def test_highlights_are_near_sentences_or_the_code_with_its_introduction():
     q = Question("How do I install the package in editable mode?", {}, 10)
     text = ("The project is open source. You can install it in editable mode:\n\nUnix/macOS:\n\n"
