@@ -149,6 +149,17 @@ class Assessment:
     focus: float = 0.0  # what the answering sentences cover (not what they introduce, but a how answer's code)
 
 
+#: A plain word: letters only, lower case or capitalised, not part of a name ("uWSGI", "max_form_parts", "X-Line").
+_PLAIN = re.compile(r"(?<![\w-])(?:[a-z]+|[A-Z][a-z]+)(?![\w-])")
+
+
+def _word_pairs(text: str) -> list[tuple[str, str]]:
+    """Each two plain content words of ``text`` next to each other (a space apart), folded."""
+    words = [m for m in _PLAIN.finditer(text)]
+    return [(a.group().lower(), b.group().lower()) for a, b in zip(words, words[1:])
+            if not text[a.end():b.start()].strip() and content(a.group()) and content(b.group())]
+
+
 class Question:
     """A question's content words with their weights in one caller's view."""
 
@@ -161,6 +172,8 @@ class Question:
         self.weights: dict[str, float] = {}
         self.words: dict[str, str] = {}  # stem -> the question's first word with it
         light = _MAKE.search(text) is not None  # "How do I make X Y?" asks for X to be Y: "make" is the asking
+        #: two words of the question a name writes as one ("line length": `g:black_linelength`, "time out": `timeout`)
+        self.compounds = {stem(a + b): (stem(a), stem(b)) for a, b in _word_pairs(text)}
         for token in content(identifiers(text)):
             if token in ASKING or (light and token == "make"):
                 continue
@@ -181,13 +194,19 @@ class Question:
         self.changes = self.how or (not self.history and _CHANGE.search(text) is not None)
 
     def covered(self, found: set[str]) -> float:
-        """The weighted share of the question's words among ``found`` stems."""
+        """The weighted share of the question's words among ``found`` stems (two of them written as one count)."""
         if not self.total:
             return 0.0
+        found = self._with_compounds(found)
         return sum(w for key, w in self.weights.items() if key in found) / self.total
 
     def missing(self, found: set[str]) -> set[str]:
+        found = self._with_compounds(found)
         return {key for key in self.weights if key not in found}
+
+    def _with_compounds(self, found: set[str]) -> set[str]:
+        joined = [pair for key, pair in self.compounds.items() if key in found]
+        return found.union(*joined) if joined else found
 
 
 #: A line that starts a unit of its own: a list item, a table row, a quote, or a heading (skipped).

@@ -48,6 +48,18 @@ def test_a_snake_case_name_is_a_word_of_its_own_so_a_sentence_naming_it_answers_
     assert "init" in stems("__init__") and "part" in stems("max_form_parts")
 
 
+def test_two_words_of_the_question_a_name_writes_as_one_count_as_both():
+    """"line length" is `g:black_linelength` in a Vim plugin's settings: the item naming it answers, not its neighbour.
+    Controls: a name's own parts make no compound ("uWSGI" is not "u wsgi"), nor do words apart in the question."""
+    q = Question("Which variable sets the line length for the Vim plugin, and what is its default?", {}, 100)
+    text = ("Configuration:\n\n- `g:black_fast` (defaults to `0`)\n- `g:black_linelength` (defaults to `88`)\n"
+            "- `g:black_virtualenv` (defaults to `~/.vim/black`)")
+    assert "g:black_linelength" in assess(q, text).highlights[0].text
+    assert q.covered(stems("`g:black_linelength`")) == q.covered(stems("line length"))
+    assert "uwsgi" not in Question("How do I pip install uWSGI?", {}, 100).compounds
+    assert "lengthvim" not in q.compounds and "linelength" in q.compounds
+
+
 def test_highlights_are_near_sentences_or_the_code_with_its_introduction():
     q = Question("How do I install the package in editable mode?", {}, 10)
     text = ("The project is open source. You can install it in editable mode:\n\nUnix/macOS:\n\n"
