@@ -401,7 +401,9 @@ def test_sentences_join_across_the_examples_between_them_but_not_across_code_a_s
     text = ("The `runner.isolated_filesystem` method sets the working directory to a new, empty folder{end}\n\n"
             "```python\nimport click\n```\n\n```python\nwith runner.isolated_filesystem():\n    open('x', 'w')\n```\n\n"
             "Pass `temp_dir` to control where the temporary directory is created. It is not removed then.")
-    q = Question("How do I control where isolated_filesystem creates its temporary directory?", {}, 10)
+    # (the method in words: written `isolated_filesystem`, the name is a word of its own too, and the sentence naming
+    # it ties with the one saying how -- the earlier wins, and the code after it stands between)
+    q = Question("How do I control where the isolated filesystem creates its temporary directory?", {}, 10)
     joined = [h.text for h in assess(q, text.format(end=".")).highlights]
     assert joined[0].startswith("The `runner.isolated_filesystem`") and joined[1].startswith("Pass `temp_dir`")
     introduced = [h.text for h in assess(q, text.format(end=", like this:")).highlights]
