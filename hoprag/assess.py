@@ -222,9 +222,11 @@ _NAME = r"(`[^`\n]+`|--?[\w-]+|[A-Za-z_]\w*(?:[_.]|[a-z][A-Z])[\w.]*)"
 #: A line naming one that the lines after it define, as reference pages do ("PERMANENT_SESSION_LIFETIME:",
 #: "`max_retries`:", "--no-cache-dir:").
 _TERM = re.compile(rf"{_NAME}:")
-#: A list item defining a term ("* `max_age` - Sets a maximum time ... Defaults to `600`.", "- **timeout**: ..."):
+#: A list item defining a term ("* `max_age` - Sets a maximum time ... Defaults to `600`.", "- **timeout**: ...",
+#: Sphinx's "- compare_type (bool) – ..."):
 #: its later sentences are about that term.
-_ITEM_TERM = re.compile(rf"[ \t]*(?:[-*+]|\d{{1,3}}[.)])[ \t]+(?:\*\*)?{_NAME}(?:\*\*)?[ \t]*(?:[-:\u2013\u2014])")
+_ITEM_TERM = re.compile(rf"[ \t]*(?:[-*+]|\d{{1,3}}[.)])[ \t]+(?:\*\*)?{_NAME}(?:\*\*)?(?:[ \t]*\([^)\n]{{1,60}}\))?"
+                        r"[ \t]*(?:[-:\u2013\u2014])")
 
 
 def release_notes(section: str) -> bool:
@@ -294,21 +296,24 @@ def _units(text: str) -> list[tuple[int, int, bool]]:
     return out
 
 
-def _defined(text: str, units: list[tuple[int, int, bool]], items: list[int | None]) -> list[set[str]]:
-    """The stems of the term each unit stands under (a unit may start with the term's line): a reference
-    entry's sentences ("Default: `timedelta(days=31)`") say nothing of the name they are about, but stand
-    under it -- until the next term or heading; and a list item's later sentences under the term it defines."""
-    out, term = [], set()
+def _defined(text: str, units: list[tuple[int, int, bool]],
+             items: list[int | None]) -> tuple[list[set[str]], list[int | None]]:
+    """The stems of the term each unit stands under (a unit may start with the term's line), and the unit that
+    names it: a reference entry's sentences ("Default: `timedelta(days=31)`") say nothing of the name they are
+    about, but stand under it -- until the next term or heading; and a list item's later sentences under the term
+    it defines."""
+    out, term, named, heads = [], set(), None, []
     for i, (a, b, code) in enumerate(units):
         if i and _parted(text, units, i):
-            term = set()
+            term, named = set(), None
         line = text[a:b].split("\n", 1)[0]
         if not code and _TERM.fullmatch(line):
-            term = stems(line)
+            term, named = stems(line), i
         head = items[i]
         defines = _ITEM_TERM.match(text, text.rfind("\n", 0, units[head][0]) + 1) if head is not None else None
         out.append(term | stems(defines.group(1)) if defines else term)
-    return out
+        heads.append(named)
+    return out, heads
 
 
 def _parted(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
@@ -523,8 +528,9 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     lines = {i: _lines_covering(question, text, a, b) for i, (a, b, code) in enumerate(units)
              if code and b - a > MAX_CODE_CHARS}  # what a block too long to quote answers with
     items = _items(text, units)
+    terms, named = _defined(text, units, items)
     own = [set() if not code and _POINTER.match(text, a) else stems(text[slice(*lines.get(i, (a, b)))]) | term
-           for i, ((a, b, code), term) in enumerate(zip(units, _defined(text, units, items)))]
+           for i, ((a, b, code), term) in enumerate(zip(units, terms))]
     # for a "how" question a sentence followed by code is read with it: the code is how it answers
     shown = [own[i] | own[i + 1] if question.how and not code and i + 1 < len(units) and units[i + 1][2]
              and not _parted(text, units, i + 1) else own[i] for i, (_, _, code) in enumerate(units)]
@@ -545,6 +551,8 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     chosen = _grown(question, units, own, place, best)
     for head in {items[i] for i in chosen} - {None, *chosen}:
         chosen.append(head)  # a list item's later sentence reads with the item's start ("`max_age` - ...")
+    for head in {named[i] for i in chosen} - {None, *chosen}:
+        chosen.append(head)  # ... and a reference entry's with its term ("`--unix-socket=PATH`: Path of ...")
     if question.how and not units[best][2] and not _shown_code(text, units, max(chosen)):
         # a sentence covering about as much, answering as much with its neighbours, that goes on to show how
         reach = question.covered(set().union(*(own[i] for i in chosen)))

@@ -246,6 +246,8 @@ class _Visible(HTMLParser):
         self._buf: list[str] = []
         self._lang = ""
         self._links: list[bool] = []  # for each open <a>: is it a permalink (hidden)?
+        self._item = False  # a list item has opened and holds no text yet
+        self._term: int | None = None  # where the open <dt>'s text starts in ``out``
 
     def handle_starttag(self, tag: str, attrs: list) -> None:
         if tag == "a":
@@ -274,7 +276,13 @@ class _Visible(HTMLParser):
         elif re.fullmatch(r"h[1-6]", tag):
             self.out.append("\n\n")
             self._level, self._buf = int(tag[1]), []
-        elif tag in self.BLOCKS:
+        elif tag == "dt":
+            self.out.append("\n\n")
+            self._term = len(self.out)
+        elif tag == "li":  # a list item reads as one, so its later sentences stand under what it starts with
+            self.out.append("\n\n- ")
+            self._item = True
+        elif tag in self.BLOCKS and not self._item:  # (the item's own paragraph continues its marker's line)
             self.out.append("\n\n")
 
     def handle_endtag(self, tag: str) -> None:
@@ -305,6 +313,10 @@ class _Visible(HTMLParser):
                 self.out.append(f"{'#' * self._level} {text}\n\n")
                 self.heading = self.heading or text
             self._level = 0
+        elif tag == "dt" and self._term is not None:  # a term names what the definition after it is about: "term:"
+            term = "".join(self.out[self._term:]).strip()
+            self._term = None
+            self.out.append(":\n\n" if term and not term.endswith((".", ":", "!", "?", ";")) else "\n\n")
         elif tag in self.BLOCKS:
             self.out.append("\n\n")
 
@@ -316,6 +328,7 @@ class _Visible(HTMLParser):
         elif self._level or self._pre:
             self._buf.append(data)
         else:
+            self._item = self._item and not data.strip()
             self.out.append(data)
 
 

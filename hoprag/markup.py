@@ -569,6 +569,12 @@ class _Rst:
                 out += table[0] if table else []
                 i = table[1] if table else i + 1
                 continue
+            if (blank_before and i + 1 < n and lines[i + 1].strip() and _indent_of(lines[i + 1]) > indent
+                    and not stripped.endswith("::") and not _RST_NOT_TERM.match(stripped)):
+                end = _indented_end(lines, i + 1, indent)
+                out += self.definition(stripped, lines[i + 1:end])
+                i = end
+                continue
             if stripped.endswith("::"):
                 literal_next = True
                 stripped = stripped[:-2].rstrip() if stripped[:-2].endswith((" ", "\t")) or stripped == "::" \
@@ -579,6 +585,15 @@ class _Rst:
             out.append(stripped)
             i += 1
         return out
+
+    def definition(self, term: str, body: list[str]) -> list[str]:
+        """A definition list's item: its term as "term:" (what a reference entry's sentences stand under, as a
+        Markdown definition list's), then its definition -- its paragraphs one block when they are only prose, so
+        that a passage boundary never parts "Default: `4`" from the term it is the default of."""
+        said = self.lines(_dedent(body))
+        if all(not _RST_BLOCK.match(x) for x in said):
+            said = [x for x in said if x.strip()]
+        return [term if term.endswith((".", ":", "!", "?", ";")) else f"{term}:", *said, ""]
 
     def explicit(self, head: str, body: list[str]) -> list[str]:
         """An explicit markup block (``..``): a directive, a footnote, or a comment/target (dropped)."""
@@ -605,6 +620,13 @@ class _Rst:
         if m:
             return ["", f"[{m.group(1)}] {m.group(2)}", *self.lines(_dedent(body)), ""]
         return []  # a comment or a hyperlink target renders nothing
+
+
+#: A line that is not a definition list's term though the line after it is indented deeper: a list item, a field,
+#: an option, explicit markup, a table or a quoted line.
+_RST_NOT_TERM = re.compile(r"(?:[-*+•]|\d+[.)]|#\.|\(?\w\)|[a-zA-Z][.)])(?:\s|$)|[:|+>]|\.\.\s|--?\w")
+#: A line a definition's body keeps apart from the prose around it: code, a heading, a list item, a table, a quote.
+_RST_BLOCK = re.compile(r"(?:```|~~~|#+ |[-*+] |\d+[.)] |\||>)")
 
 
 def rst_markdown(text: str) -> str:

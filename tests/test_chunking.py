@@ -400,6 +400,34 @@ def test_html_keeps_pre_blocks_as_fenced_code_with_their_newlines(tmp_path: Path
     assert chunk(record.body) == [("Deploy", record.body.split("\n\n", 1)[1])]
 
 
+def test_html_lists_read_as_items_and_a_definitions_term_as_the_name_it_defines(tmp_path: Path):
+    """Sphinx's parameter lists and definition lists: each <li> starts a "- " item (so a parameter's later sentence
+    stands under its name), and a <dt> reads "term:" before its <dd>, as a Markdown definition list does. Controls: a
+    term ending in punctuation gets no second colon, and an item's <p> stays on its marker's line."""
+    page = ('<html><body><dl class="field-list"><dt>Parameters<span class="colon">:</span></dt><dd><ul>'
+            "<li><p><strong>compare_type</strong> (<em>bool</em>) \u2013 Compare types. Off by default.</p></li>"
+            "<li><p><strong>include_schemas</strong> \u2013 Schemas too.</p></li></ul></dd></dl>"
+            "<dl><dt>threads</dt><dd><p>The number of threads.</p><p>Default: <code>4</code></p></dd></dl>"
+            "<ol><li>First step.</li><li>Second <b>step</b>.</li></ol></body></html>")
+    [record], _ = READERS[".html"](tmp_path / "d.html", page.encode())
+    assert record.body == ("Parameters:\n\n- compare_type (bool) \u2013 Compare types. Off by default.\n\n"
+                           "- include_schemas \u2013 Schemas too.\n\nthreads:\n\nThe number of threads.\n\nDefault: `4`"
+                           "\n\n- First step.\n\n- Second step.")
+
+
+def test_rst_definition_lists_read_as_term_then_one_block_of_prose():
+    """A reference page's entry ("max_request_body_size" and, indented under it, its description and default): the term
+    reads "term:" (what the entry's sentences stand under) and the description's paragraphs are one block, so a
+    passage boundary never parts "Default: ..." from the term. Controls: a list item's continuation, a field and a
+    paragraph introducing a literal block are no terms, and a definition holding code keeps its blocks apart."""
+    text = rst_markdown("max_request_body_size\n    Maximum bytes in a body (integer).\n\n    Default: ``1073741824``\n\n"
+                        "- an item\n  continued\n\n:param x: a field\n    continued\n\nUse this::\n\n    code here\n\n"
+                        "example\n    Run it:\n\n    .. code-block:: sh\n\n        tool --go\n")
+    assert "max_request_body_size:\nMaximum bytes in a body (integer).\nDefault: `1073741824`" in text
+    assert "- an item\ncontinued" in text and ":param x: a field" in text and "Use this:\n\n```\ncode here\n```" in text
+    assert "example:\nRun it:\n\n```sh\ntool --go\n```" in text
+
+
 def test_html_drops_permalink_markers_but_keeps_other_links(tmp_path: Path):
     """Sphinx and MkDocs end every heading with a permalink ("1.20.0#", "Usage¶"): a marker, not words -- with it a
     release's heading names no release. Control: an ordinary link's text stays."""
