@@ -339,7 +339,8 @@ _PROSE_RULES = [(name, re.compile(p, re.I | re.M)) for name, p in (
     ("tool call", r"\b(call|invoke|run|execute|trigger|use)\s+(the\s+)?[a-z_][\w.]*\s*\(\s*([\"'“]|\w+\s*=)"),
     ("tool call", r"\b(call|invoke|use|run|trigger|execute) (the )?([\w-]+ ){0,2}(tool|function)s? "
                   r"((with|using|passing) (the )?(query|argument|arguments|input|parameters?|ids?|args)\b\s*[:=]?\s*[\"'“]"
-                  r"|(on|for|over|across) (every|all|each)\b)"),
+                  r"|(on|for|over|across) (every|all|each)( of)?( the)?( \w+)? (ids?|docs?|documents?|records?|files?|pages?"
+                  r"|results?|hits?|entry|entries|items?|passages?|users?|customers?|accounts?|rows?|sources?|matches)\b)"),
     ("tool call", r"\b(fetch|retrieve|open|download|look up|grep)\s+(the )?(document |doc |record |file )?#?\s*[a-z]{1,4}-?\d{1,4}\b"),
     ("tool call", rf"(\b(and|then|please|now)\b|[,;:])\s*(please\s+)?(fetch|grep|search|scan|list|enumerate|dump|print|read|"
                   rf"retrieve|collect|export)\b.{{0,40}}"
