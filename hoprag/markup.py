@@ -31,6 +31,12 @@ _BLOCK = re.compile(r"^([ \t]*)(/{3,})[ \t]*([\w-]+)[ \t]*(?:\|[ \t]*(.*?))?[ \t
 _COLONS = re.compile(r"^([ \t]*)(:{3,})[ \t]*(?:\{([\w:.-]+)\}|([\w-]+))(?:\[(.*)\])?[ \t]*(.*?)[ \t]*$")
 #: Lines that include other files (pymdownx snippets, mkdocs-include-markdown, FastAPI-style includes).
 _INCLUDE = re.compile(r"^[ \t]*(?:;?-{1,}8<-{1,}(?:[ \t].*)?|\{\*.*\*\}|\{!.*!\})[ \t]*$")
+#: mkdocstrings' autodoc line (``::: package.module.Class``, its YAML options indented under it): the API page it
+#: stands for is generated when the site is built; in the source it holds no text. A Docusaurus admonition
+#: (``:::note``) names one word and closes with ``:::``; this names a dotted path, or has ``options:`` under it.
+_AUTODOC = re.compile(r"^:::[ \t]+[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)+[ \t]*$")
+_AUTODOC_NAME = re.compile(r"^:::[ \t]+[A-Za-z_][\w.]*[ \t]*$")
+_AUTODOC_OPTIONS = re.compile(r"^[ \t]+(?:options|handler|selection|rendering):")
 _ABBREVIATION = re.compile(r"^[ \t]*\*\[[^\]]+\]:.*$")
 _LINK_DEFINITION = re.compile(r"^[ \t]{0,3}\[(?!\^)([^\]]+)\]:[ \t]*\S+.*$")
 _ESM = re.compile(r"^(?:import|export)[ \t{*]")
@@ -203,6 +209,10 @@ class _Markdown:
             if head in _DROPPED_HEADS and any(p.match(line) for p in (_INCLUDE, _ABBREVIATION, _LINK_DEFINITION,
                                                                         _MYST_TARGET)):
                 i += 1
+                continue
+            if head == ":" and (_AUTODOC.match(line) or (_AUTODOC_NAME.match(line) and i + 1 < n
+                                                          and _AUTODOC_OPTIONS.match(lines[i + 1]))):
+                i = _indented_end(lines, i + 1, 0)  # the line and its options
                 continue
             step = self._container(lines, i) if head in _CONTAINER_HEADS else None
             if step is not None:

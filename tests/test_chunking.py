@@ -428,6 +428,17 @@ def test_rst_definition_lists_read_as_term_then_one_block_of_prose():
     assert "example:\nRun it:\n\n```sh\ntool --go\n```" in text
 
 
+def test_mkdocstrings_autodoc_lines_and_their_options_are_dropped_but_a_docusaurus_admonition_stays():
+    """``::: pkg.Router`` and its indented ``options:`` stand for an API page generated when the site is built: the
+    source holds no text of it (read raw it became ".Router:" and a list of member names). Controls: a Docusaurus
+    ``:::note`` keeps its text, and so does the page's own prose."""
+    text = markdown_text("# `Router` class\n\nYou can import `Router` from `pkg`.\n\n::: pkg.Router\n    options:\n"
+                         "        members:\n            - websocket\n\n::: pkg.routing.Route\n\n::: pkg\n    options:\n"
+                         "        show_root_heading: true\n\n:::note\nA real note.\n:::\n")
+    assert "Router:" not in text and "websocket" not in text and "Route" not in text.replace("`Router`", "")
+    assert "You can import `Router` from `pkg`." in text and "A real note." in text and "show_root" not in text
+
+
 def test_html_drops_permalink_markers_but_keeps_other_links(tmp_path: Path):
     """Sphinx and MkDocs end every heading with a permalink ("1.20.0#", "Usage¶"): a marker, not words -- with it a
     release's heading names no release. Control: an ordinary link's text stays."""
