@@ -155,7 +155,7 @@ _PLAIN = re.compile(r"(?<![\w-])(?:[a-z]+|[A-Z][a-z]+)(?![\w-])")
 
 def _word_pairs(text: str) -> list[tuple[str, str]]:
     """Each two plain content words of ``text`` next to each other (a space apart), folded."""
-    words = [m for m in _PLAIN.finditer(text)]
+    words = list(_PLAIN.finditer(text))
     return [(a.group().lower(), b.group().lower()) for a, b in zip(words, words[1:])
             if not text[a.end():b.start()].strip() and content(a.group()) and content(b.group())]
 
@@ -183,8 +183,9 @@ class Question:
         for name, joined in _snake(text):  # a name weighs as its weightiest word: naming it is what adds
             parts = [self.weights[w] for w in map(stem, content(name.replace("_", " "))) if w in self.weights]
             if parts:
-                self.words.setdefault(stem(joined), name)
-                self.weights[stem(joined)] = max(self.weights.get(stem(joined), 0.0), max(parts))
+                key = stem(joined)
+                self.words.setdefault(key, name)
+                self.weights[key] = max(self.weights.get(key, 0.0), max(parts))
         self.total = sum(self.weights.values())
         self.how = bool(_HOW.search(text))
         self.quantity = bool(_HOW_MANY.search(text))
@@ -197,16 +198,9 @@ class Question:
         """The weighted share of the question's words among ``found`` stems (two of them written as one count)."""
         if not self.total:
             return 0.0
-        found = self._with_compounds(found)
-        return sum(w for key, w in self.weights.items() if key in found) / self.total
-
-    def missing(self, found: set[str]) -> set[str]:
-        found = self._with_compounds(found)
-        return {key for key in self.weights if key not in found}
-
-    def _with_compounds(self, found: set[str]) -> set[str]:
         joined = [pair for key, pair in self.compounds.items() if key in found]
-        return found.union(*joined) if joined else found
+        found = found.union(*joined) if joined else found
+        return sum(w for key, w in self.weights.items() if key in found) / self.total
 
 
 #: A line that starts a unit of its own: a list item, a table row, a quote, or a heading (skipped).
@@ -232,7 +226,7 @@ _ITEM_TERM = re.compile(rf"[ \t]*(?:[-*+]|\d{{1,3}}[.)])[ \t]+(?:\*\*)?{_NAME}(?
 def release_notes(section: str) -> bool:
     """Is a passage under a heading naming a release, or release notes by name ("Changelog", "What's New in
     Pyramid 1.10") -- its heading path, headings joined by " › "?"""
-    return any(_RELEASE.match(heading.strip()) or _RELEASES.match(heading.strip()) for heading in section.split("›"))
+    return any(named.match(heading) for heading in map(str.strip, section.split("›")) for named in (_RELEASE, _RELEASES))
 
 
 def names_code(question: Question, text: str) -> bool:

@@ -21,6 +21,8 @@ from typing import Any, Callable
 
 import yaml
 
+from .text import ends_clause
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -316,7 +318,7 @@ class _Visible(HTMLParser):
         elif tag == "dt" and self._term is not None:  # a term names what the definition after it is about: "term:"
             term = "".join(self.out[self._term:]).strip()
             self._term = None
-            self.out.append(":\n\n" if term and not term.endswith((".", ":", "!", "?", ";")) else "\n\n")
+            self.out.append(":\n\n" if term and not ends_clause(term) else "\n\n")
         elif tag in self.BLOCKS:
             self.out.append("\n\n")
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from typing import Callable
 
+from .text import ends_clause
+
 #: A fence opener: indentation, blockquote markers or a list item's marker, then three or more backticks or tildes.
 _FENCE = re.compile(r"^([ \t]*(?:>[ \t]?)*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?)(`{3,}|~{3,})(.*)$")
 #: MkDocs/pymdownx admonitions (``!!! note "Title"``, ``??? tip``, ``???+``) and content tabs (``=== "Python"``).
@@ -223,7 +225,7 @@ class _Markdown:
             if definition:  # a definition list ("term", a blank line, ": what it is"): the term's line names it
                 while out and not out[-1].strip():
                     out.pop()
-                if out and not out[-1].rstrip().rstrip("*_").endswith((".", ":", "!", "?", ";")):
+                if out and not ends_clause(out[-1].rstrip().rstrip("*_")):
                     out[-1] = out[-1].rstrip() + ":"
                 out.append(definition.group(1))
                 i += 1
@@ -603,7 +605,7 @@ class _Rst:
         said = self.lines(_dedent(body))
         if all(not _RST_BLOCK.match(x) for x in said):
             said = [x for x in said if x.strip()]
-        return [term if term.endswith((".", ":", "!", "?", ";")) else f"{term}:", *said, ""]
+        return [term if ends_clause(term) else f"{term}:", *said, ""]
 
     def explicit(self, head: str, body: list[str]) -> list[str]:
         """An explicit markup block (``..``): a directive, a footnote, or a comment/target (dropped)."""

@@ -28,6 +28,12 @@ def sentences(text: str) -> list[str]:
     return [sentence for line in text.split("\n") for sentence in SENTENCE_END.split(line)]
 
 
+def ends_clause(text: str) -> bool:
+    """Does ``text`` end a sentence or clause (``.``, ``:``, ``!``, ``?``, ``;``)? A definition's term that does not
+    reads as the line naming what follows it ("threads:") -- the Markdown, reStructuredText and HTML readers alike."""
+    return text.endswith((".", ":", "!", "?", ";"))
+
+
 def is_name(surface: str) -> bool:
     """A proper-name-like surface (every word capitalised or a connector), not a date or a number:
     some word is a capitalised one that is not a month.

@@ -451,7 +451,8 @@ def _shown(ledger: Ledger, ranked: list[dict[str, Any]], asked: str | None = Non
         coded = None if named else next((h for h in tied if any(_is_code(x) for x in h["highlights"])), None)
         if coded is None and not named and not _shows_code(ranked[0]):
             # ... one that answers, when the best does: code is how to say an answer, not a reason to drop it
-            floor = fit(ranked[0]) - HOW_TIED if fit(ranked[0]) < ANSWERS else max(ANSWERS, fit(ranked[0]) - HOW_TIED)
+            best = fit(ranked[0])
+            floor = best - HOW_TIED if best < ANSWERS else max(ANSWERS, best - HOW_TIED)
             coded = next((h for h in ranked if fit(h) >= floor and _shows_code(h)), None)
     elif question.default:
         coded = next((h for h in tied if any(gives_default(x["text"]) for x in h["highlights"])), None)
