@@ -19,8 +19,8 @@ import math
 import re
 import threading
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Mapping
+from functools import lru_cache, partial
+from typing import Callable, Mapping
 
 import Stemmer
 
@@ -96,6 +96,14 @@ ASKING = frozenset("will shall may might must want wants need needs possible way
 #: Asking what changes a behaviour ("which parameter changes that?", "... can I turn it off?").
 _CHANGE = re.compile(r"(?i)\b(?:change|changes|configure|configures|override|overrides|customi[sz]e|disable|disables"
                      r"|turn(?:s)?\s+(?:it\s+|that\s+|this\s+)?off|switch(?:es)?\s+(?:it\s+|that\s+|this\s+)?off)\b")
+#: A question asking which thing -- of code, or one with a name ("Which exception ...", "What macOS service ..."):
+#: the answer names it, in code or in quotes.
+_WHICH = re.compile(rf"(?i){ASKS_AT}\s*(?:which|what)\s+(?:[\w.-]+\s+){{0,2}}?(?:variable|option|flag|setting|function|"
+                    r"method|class|parameter|argument|command|key|field|module|decorator|exception|error|hook|mode|"
+                    r"attribute|propert(?:y|ie)|filter|environment|type|endpoint|header|package|library|service|tag|"
+                    r"directive|processor|middleware|helper|signal|event|backend|extension|plugin)s?\b")
+#: A name in double quotes ("searching for "AirPlay Receiver" in System Settings").
+_QUOTED = re.compile(r'"([^"\n]{1,60})"|\u201c([^\u201d\n]{1,60})\u201d')
 #: "How do I make ..." -- not "When did she make What a Wonderful World?", where making is what is asked about.
 _MAKE = re.compile(r"(?i)\bhow\s+(?:do|can|could|should|would|does|will)\s+(?:i|you|we|one)\s+make\b")
 
@@ -191,6 +199,8 @@ class Question:
         self.quantity = bool(_HOW_MANY.search(text))
         self.default = len(_DEFAULT.findall(text)) > len(_ASIDE.findall(text))
         self.history = bool(_HISTORY.search(text))
+        #: does it ask which thing ("Which exception does it raise ...?"): a name answers
+        self.which = _WHICH.search(text) is not None
         #: does it ask how to change what happens ("..., and which parameter changes that?")
         self.changes = self.how or (not self.history and _CHANGE.search(text) is not None)
 
@@ -229,13 +239,25 @@ def release_notes(section: str) -> bool:
     return any(named.match(heading) for heading in map(str.strip, section.split("›")) for named in (_RELEASE, _RELEASES))
 
 
+def _named(text: str, quoted: bool = False) -> list[str]:
+    """What ``text`` names: in inline code, as the reference entry it starts ("StreamReader.total_raw_bytes: The number
+    of ..."), and with ``quoted`` in double quotes."""
+    term = _TERM.match(text.lstrip())
+    return [*INLINE_CODE.findall(text), *([term.group(1)] if term else []),
+            *((a or b for a, b in _QUOTED.findall(text)) if quoted else ())]
+
+
 def names_code(question: Question, text: str) -> bool:
     """Does ``text`` name in inline code (or as the reference entry it starts) something of the question and more
     ("pass `required=True`" for "How do I make an option required?") -- not only repeat the question's words
     ("`git blame`", "`'.html'`"), which names the subject, not how?"""
-    term = _TERM.match(text.lstrip())  # a reference entry's name ("StreamReader.total_raw_bytes: The number of ...")
-    return any(code & question.weights.keys() and code - question.weights.keys()
-               for code in map(stems, [*INLINE_CODE.findall(text), *([term.group(1)] if term else [])]))
+    return any(code & question.weights.keys() and code - question.weights.keys() for code in map(stems, _named(text)))
+
+
+def names_new(question: Question, text: str) -> bool:
+    """Does ``text`` name something the question does not -- in code, as a reference entry or in quotes ("Griffe will
+    raise a `CyclicAliasError`", "searching for "AirPlay Receiver"") -- as the answer to a "which ..." question does?"""
+    return any(stems(name) - question.weights.keys() for name in _named(text, quoted=True))
 
 
 def states_number(text: str) -> bool:
@@ -395,18 +417,18 @@ def _shown_code(text: str, units: list[tuple[int, int, bool]], last: int) -> lis
     return []
 
 
-def _read_on(question: Question, text: str, units: list[tuple[int, int, bool]], last: int, room: int) -> list[int]:
-    """For a "how" question answered by sentences naming no code and showing none: the sentences after ``last``
-    in its paragraph, up to ``room`` of them, through the first naming in inline code a word of the question
-    ("This behavior can be changed by passing `invoke_without_command=True`") -- documentation states the task,
-    then says how a sentence or two later. (Code naming none of its words may be about something else.)"""
+def _read_on(text: str, units: list[tuple[int, int, bool]], last: int, room: int,
+             says: Callable[[str], bool]) -> list[int]:
+    """The sentences after ``last`` in its paragraph, up to ``room`` of them, through the first that ``says`` what
+    was asked -- documentation states the task, then says how a sentence or two later ("This behavior can be changed
+    by passing `invoke_without_command=True`"), or sets the scene, then names the thing ("... the chain goes in a
+    loop. Griffe will raise a `CyclicAliasError` ..."). None when no such sentence follows."""
     after: list[int] = []
     for at in range(last + 1, min(last + 1 + room, len(units))):
         if units[at][2] or "\n\n" in text[units[at - 1][1]:units[at][0]]:
             break  # the paragraph ends (a blank line, a heading, code)
         after.append(at)
-    named = [stems(" ".join(INLINE_CODE.findall(text, units[i][0], units[i][1]))) for i in after]
-    ends = next((n for n, code in enumerate(named) if code & question.weights.keys()), None)
+    ends = next((n for n, i in enumerate(after) if says(text[units[i][0]:units[i][1]])), None)
     return [] if ends is None else after[:ends + 1]
 
 
@@ -569,7 +591,14 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
         if show and not any(units[i][2] for i in chosen):
             chosen += [i for i in _shown_code(text, units, max(chosen)) if i not in chosen]
         if show and not any(units[i][2] for i in chosen) and len(chosen) < MAX_SENTENCES:
-            chosen += _read_on(question, text, units, max(chosen), MAX_SENTENCES - len(chosen))
+            # a "how" answer naming no code and showing none: read on to code naming a word of the question (code
+            # naming none of its words may be about something else)
+            chosen += _read_on(text, units, max(chosen), MAX_SENTENCES - len(chosen),
+                               lambda say: bool(stems(" ".join(INLINE_CODE.findall(say))) & question.weights.keys()))
+        elif question.which and not question.how and len(chosen) < MAX_SENTENCES and not any(
+                names_new(question, text[units[i][0]:units[i][1]]) for i in chosen):
+            # a "which ..." answer naming nothing: read on to the sentence naming it
+            chosen += _read_on(text, units, max(chosen), MAX_SENTENCES - len(chosen), partial(names_new, question))
         if question.how:  # a how answer's code is its answer ("If you want to send JSON data:" then the call): it counts
             focus = question.covered(set().union(*(own[i] for i in chosen)))
     chosen += _context(text, units, chosen)

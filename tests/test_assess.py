@@ -359,6 +359,41 @@ def test_a_how_answer_reads_on_in_its_paragraph_to_the_sentence_naming_how_in_co
     assert not any("invoke_without_command" in h.text for h in assess(how, apart).highlights)
 
 
+def test_which_thing_is_asked_wherever_the_asking_starts():
+    """"Which variable ...", "Which environment variable ...", "Which pip config environment variable ..." (up to two
+    words before the kind of thing), "In tests, which option ..." and "What macOS service ..." ask which thing, one
+    with a name; "Which is faster?" and "What is the default?" do not."""
+    for asked in ("Which variable sets the line length?", "Which environment variable moves the cache?",
+                  "Which pip config environment variable moves the cache?", "In tests, which option skips it?",
+                  "flask run says address already in use. What macOS service is using that port?"):
+        assert Question(asked, {}, 10).which, asked
+    for asked in ("Which is faster, the cache or the batch API?", "What is the default timeout?"):
+        assert not Question(asked, {}, 10).which, asked
+
+
+def test_a_which_answer_naming_nothing_reads_on_to_the_sentence_naming_it():
+    """Docs set the scene, then name the thing a sentence later: "... the chain goes in a loop. Then it stops with a
+    `CyclicAliasError`." -- in code or in quotes ("searching for "AirPlay Receiver""). Controls: a question not asking
+    which, a name repeating the question's words, and the same sentence past a paragraph break are not read on to."""
+    said = ("Aliases are often chained. In this case the alias cannot be resolved, since the chain goes in a loop."
+            "{gap}Then it stops with a `{name}`. Chains resolve lazily.")
+    which = Question("Which exception do I get when resolving an alias chain that loops?", {}, 10)
+    text = said.format(gap=" ", name="CyclicAliasError")
+    found = [h.text for h in assess(which, text).highlights]
+    assert found[0].startswith("In this case") and "`CyclicAliasError`" in found[-1], found
+    assert not any("lazily" in h for h in found)
+    whether = Question("Can an alias chain that loops be resolved?", {}, 10)
+    assert not any("CyclicAliasError" in h.text for h in assess(whether, text).highlights)
+    same = said.format(gap=" ", name="alias")  # names nothing the question does not
+    assert not any("stops" in h.text for h in assess(which, same).highlights)
+    apart = said.format(gap="\n\n", name="CyclicAliasError")
+    assert not any("CyclicAliasError" in h.text for h in assess(which, apart).highlights)
+    service = Question("flask run says the address is in use. What macOS service uses port 5000?", {}, 10)
+    text = ('macOS starts a service that uses port 5000. You can turn this service off by searching for '
+            '"AirPlay Receiver" in System Settings.')
+    assert "AirPlay Receiver" in " ".join(h.text for h in assess(service, text).highlights)
+
+
 def test_a_how_answer_stating_what_happens_leads_to_the_sentence_saying_how_to_change_it():
     """"By default, `load` will raise ..." [its example] "This behavior can be modified with the `unknown` option,
     which accepts one of the following:" and its items: the docs state what happens, show it, then say how to

@@ -18,7 +18,7 @@ AGENT_USES_FROM_ENGINE = frozenset({
     "hoprag.access.Access", "hoprag.access.AccessError", "hoprag.access.Principal", "hoprag.access.load_access",
     "hoprag.corpus.Doc", "hoprag.corpus.load_corpus",
     "hoprag.assess.INLINE_CODE", "hoprag.assess.ITEM", "hoprag.assess.Question", "hoprag.assess.gives_default",
-    "hoprag.assess.ASKS_AT", "hoprag.assess.names_code", "hoprag.assess.release_notes", "hoprag.assess.states_default",
+    "hoprag.assess.names_code", "hoprag.assess.release_notes", "hoprag.assess.states_default",
     "hoprag.assess.states_number", "hoprag.assess.stems",
     "hoprag.entities.norm",
     "hoprag.lexicon.Lexicon", "hoprag.lexicon.Relation",

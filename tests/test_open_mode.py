@@ -393,16 +393,6 @@ def test_a_phrase_may_lead_the_first_question_of_a_compound_one_and_sets_the_sce
         "Which exit code is returned on Ctrl+C?", "which option prints the stack?"]
 
 
-def test_which_thing_of_code_is_asked_wherever_the_asking_starts():
-    """"Which variable ...", "Which environment variable ...", "Which pip config environment variable ..." (up to two
-    words before the kind of thing) and "In tests, which option ..." ask which thing of code; "Which is faster?" does
-    not."""
-    for asked in ("Which variable sets the line length?", "Which environment variable moves the cache?",
-                  "Which pip config environment variable moves the cache?", "In tests, which option skips it?"):
-        assert policy._WHICH.search(asked), asked
-    assert not policy._WHICH.search("Which is faster, the cache or the batch API?")
-
-
 @pytest.mark.parametrize("question", [
     "The default port is taken; how do I run on another one?",  # context, then one question
     "What is X and what is Y?",  # parts naming nothing

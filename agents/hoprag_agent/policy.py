@@ -14,7 +14,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from hoprag.assess import (ASKS_AT, INLINE_CODE, ITEM as _ITEM, Question, gives_default, names_code, release_notes,
+from hoprag.assess import (INLINE_CODE, ITEM as _ITEM, Question, gives_default, names_code, release_notes,
                            states_default, states_number, stems)
 from hoprag.corpus import Doc
 from hoprag.entities import norm
@@ -30,10 +30,6 @@ from .directives import directives
 Ledger = dict[str, Any]
 #: A versioned name: a protocol and its version ("HTTP/2", "TLS/1.3"), which search splits into words.
 _VERSIONED = re.compile(r"\b[A-Za-z]+/\d+(?:\.\d+)*\b")
-#: A question asking which thing of code (a variable, an option, a class ...): documentation names it in code.
-_WHICH = re.compile(rf"(?i){ASKS_AT}\s*which\s+(?:[\w.-]+\s+){{0,2}}?(?:variable|option|flag|setting|function|method|"
-                    r"class|parameter|argument|command|key|field|module|decorator|exception|error|hook|mode|attribute|"
-                    r"propert(?:y|ie)|filter|environment|type|endpoint|header)s?\b")
 #: The tools that spend the read budget: one unit per call of either, whatever it returns (a failed
 #: call reached the server too); the other tools are free.
 READS = ("search", "fetch")
@@ -442,7 +438,7 @@ def _shown(ledger: Ledger, ranked: list[dict[str, Any]], asked: str | None = Non
     in code that holds a word of the question ("Which environment variable ..." -- `PIP_CONFIG_FILE`). ``asked``: as
     for :func:`_answering`."""
     question = _question(ledger, asked)
-    if not ranked or not (question.how or question.default or _WHICH.search(question.text)):
+    if not ranked or not (question.how or question.default or question.which):
         return ranked
     tied = [h for h in ranked if fit(h) >= fit(ranked[0]) - TIED]
     if question.how:
