@@ -548,8 +548,9 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     own = [set() if not code and _POINTER.match(text, a) else stems(text[slice(*lines.get(i, (a, b)))]) | term
            for i, ((a, b, code), term) in enumerate(zip(units, terms))]
     # for a "how" question a sentence followed by code is read with it: the code is how it answers
-    shown = [own[i] | own[i + 1] if question.how and not code and i + 1 < len(units) and units[i + 1][2]
-             and not _parted(text, units, i + 1) else own[i] for i, (_, _, code) in enumerate(units)]
+    shown = [own[i] | own[i + 1] if not code and i + 1 < len(units) and units[i + 1][2] and not _parted(text, units, i + 1)
+             and (question.how or text[units[i][0]:units[i][1]].rstrip().endswith(":")) else own[i]
+             for i, (_, _, code) in enumerate(units)]
     scored = [(question.covered(shown[i]), not code, -i) for i, (_, _, code) in enumerate(units)]
     if not scored or max(scored)[0] <= 0:
         return Assessment(round(coverage, 3), (), matched)

@@ -88,6 +88,21 @@ def test_a_question_not_asking_how_is_answered_by_a_sentence_not_by_code_echoing
     assert how.highlights[-1].text.startswith("```text")
 
 
+def test_a_sentence_introducing_code_reads_with_it_whatever_the_question_asks():
+    """"By default, it compares the current code to the latest tag:" then the command it describes: the sentence says
+    what that command does, so the command's words count for it -- the question names the command, not the sentence
+    ("If I run `tool check pkg` without a reference, what does it compare my current code against?"). Control: the
+    same code after a sentence not introducing it is its example, and a sentence covering more of the question wins."""
+    text = ("For example, you can ask it to compare your current code against a specific tag. Tags are cheap."
+            "\n\nBy default, it compares the current code to the latest tag{end}\n\n```console\n$ tool check pkg\n```")
+    asked = Question("If I run `tool check pkg` without a reference, what does it compare my current code against?",
+                     {}, 10)
+    found = [h.text for h in assess(asked, text.format(end=":")).highlights]
+    assert found[0].startswith("By default") and "tool check pkg" in found[-1], found
+    found = [h.text for h in assess(asked, text.format(end=".")).highlights]
+    assert found[0].startswith("For example"), found
+
+
 def test_a_table_row_is_one_unit_whatever_sentences_its_cells_hold():
     q = Question("Which variable holds the current iteration of the loop?", {}, 10)
     text = ("Inside a loop you can use:\n\n| Variable | Description |\n|---|---|\n"
@@ -473,7 +488,8 @@ def test_a_how_answers_code_counts_in_what_it_answers():
 
 def test_what_do_i_add_asks_how_and_is_answered_by_the_code_to_add():
     """"What do I add to ~/.bashrc ...?" asks for what to write, as "How do I ...?" does: the Bash tab's code
-    answers, not the Fish tab's sentence sharing more words. Control: "What is added ...?" asks what a thing is."""
+    answers, not the Fish tab's sentence sharing more words. Control: "What is added ...?" asks what a thing is -- and
+    is answered by the same code, which the sentence ending in ":" introduces (it reads with it whatever is asked)."""
     idf = {"add": 0.4, "foo": 1.0, "bar": 1.0, "completion": 1.0, "shell": 1.5, "bash": 2.0, "enable": 2.0,
            "bashrc": 2.5}
     text = ("Tabs:\n\nBash:\nAdd this to `~/.bashrc`:\n\n```bash\neval \"$(_FOO_BAR_COMPLETE=bash_source foo-bar)\"\n```"
@@ -482,7 +498,7 @@ def test_what_do_i_add_asks_how_and_is_answered_by_the_code_to_add():
     how = Question("What do I add to ~/.bashrc to enable Bash shell completion for foo-bar?", idf, 10)
     assert how.how and [h.text.split("\n")[0] for h in assess(how, text).highlights] == ["Bash:", "```bash"]
     what = Question("What is added to ~/.bashrc to enable Bash shell completion for foo-bar?", idf, 10)
-    assert not what.how and assess(what, text).highlights[0].text.startswith("Fish:")
+    assert not what.how and [h.text.split("\n")[0] for h in assess(what, text).highlights] == ["Bash:", "```bash"]
 
 
 def test_a_how_questions_sentence_is_read_with_the_code_after_it_and_code_repeating_the_question_is_no_answer():
