@@ -104,6 +104,19 @@ _WHICH = re.compile(rf"(?i){ASKS_AT}\s*(?:which|what)\s+(?:[\w.-]+\s+){{0,2}}?(?
                     r"directive|processor|middleware|helper|signal|event|backend|extension|plugin)s?\b")
 #: A name in double quotes ("searching for "AirPlay Receiver" in System Settings").
 _QUOTED = re.compile(r'"([^"\n]{1,60})"|\u201c([^\u201d\n]{1,60})\u201d')
+#: Turning a thing on or off is how a user says enabling or disabling it, the words documentation uses ("Set
+#: `ignore-vcs` to `true` to disable this behavior"); the phrase's words ("turn", "in turn") are not the need.
+_TURN = re.compile(r"(?i)\b(?:turn|switch)(?:s|ed|ing)?\s+(?:(?:it|that|this|them)\s+)?(on|off)\b")
+
+
+def said(question: str) -> str:
+    """``question`` in documentation's words: turning a thing on or off is enabling or disabling it."""
+    return _TURN.sub(lambda m: _TURNED[m.group(1).lower()], question)
+
+
+_TURNED = {"on": "enable", "off": "disable"}
+
+
 #: "How do I make ..." -- not "When did she make What a Wonderful World?", where making is what is asked about.
 _MAKE = re.compile(r"(?i)\bhow\s+(?:do|can|could|should|would|does|will)\s+(?:i|you|we|one)\s+make\b")
 
@@ -133,8 +146,10 @@ def _snake(text: str) -> list[tuple[str, str]]:
 
 
 def stems(text: str) -> set[str]:
-    """The stems of a text's content words, and of its snake_case names as one word each."""
-    return {stem(t) for t in content(identifiers(text))} | {stem(joined) for _, joined in _snake(text)}
+    """The stems of a text's content words, of its snake_case names as one word each, and of "enable" / "disable"
+    where it says turning something on or off (:func:`said`)."""
+    return ({stem(t) for t in content(identifiers(text))} | {stem(joined) for _, joined in _snake(text)}
+            | {stem(_TURNED[m.group(1).lower()]) for m in _TURN.finditer(text)})
 
 
 @dataclass(frozen=True)
@@ -182,7 +197,7 @@ class Question:
         light = _MAKE.search(text) is not None  # "How do I make X Y?" asks for X to be Y: "make" is the asking
         #: two words of the question a name writes as one ("line length": `g:black_linelength`, "time out": `timeout`)
         self.compounds = {stem(a + b): (stem(a), stem(b)) for a, b in _word_pairs(text)}
-        for token in content(identifiers(text)):
+        for token in content(identifiers(said(text))):
             if token in ASKING or (light and token == "make"):
                 continue
             key = stem(token)

@@ -36,7 +36,7 @@ from typing import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from .assess import stem
+from .assess import said, stem
 from .cache import Derived, Lru, load_or_build
 from .corpus import SECTION_SEPARATOR, Doc
 from .embed import Vectors
@@ -217,7 +217,7 @@ class View:
         weight there is. The forms come from the corpus's stem index (:meth:`Postings.forms`), asked
         only for a word the view does not hold: no pass over the view's vocabulary."""
         idf, out = self.idf, {}
-        for token in dict.fromkeys(content(identifiers(query))):
+        for token in dict.fromkeys(content(identifiers(said(query)))):
             weight = idf.get(token)
             if weight is None:
                 weight = min((idf[t] for t in self.terms.postings.forms(stem(token)) if t in idf), default=None)

@@ -189,6 +189,20 @@ def test_a_word_the_view_holds_in_another_form_weighs_as_that_form():
     assert assess(unseen, partial).coverage < assess(near, partial).coverage < 1.0
 
 
+def test_turning_something_on_or_off_is_asked_and_said_as_enabling_or_disabling_it():
+    """"Which option turns that off?" is answered by "Set `ignore-vcs` to `true` to disable this behavior", and by a
+    passage saying "turn it off" too; the search weighs the question's "disable" as the view does. Control: "turn" in
+    another sense ("which in turn renders") says nothing of it."""
+    asked = Question("How do I turn off the cache?", {}, 10)
+    assert assess(asked, "Set `no_cache` to disable the cache.").coverage == 1.0
+    assert assess(asked, "The cache is on by default; turn it off with `no_cache`.").coverage == 1.0
+    assert assess(asked, "Each request reads the cache, which in turn renders the page.").coverage == 0.5
+    docs = (Doc("a", "Set `no_cache` to disable the cache.", G, title="Cache"),
+            Doc("b", "Enable the cache.", G, title="On"), Doc("c", "Nothing here.", G, title="Other"))
+    view = Engine(Corpus(docs, Lexicon(()), None, None), "bm25").view(G)
+    assert view.weights("How do I switch it off?") == {"disable": view.idf["disable"]}
+
+
 def test_a_how_many_question_is_answered_by_a_sentence_stating_a_number():
     """The sentence covering most of "How many workers ..." states none; the one that does answers (with the other
     beside it, as it adds to the question); asked "Which workers ..." (the control), the best-covering one alone."""
