@@ -82,11 +82,11 @@ _RELEASES = re.compile(r"(?i)^(?:change\s*log\b|change\s+history\b|release\s+(?:
 _HISTORY = re.compile(r"(?i)\b(released|changelog|changed|added|introduced|deprecated|removed|since|new\s+in)\b")
 #: A question asking for a default ("What is the default ...", "... by default?") is answered by a sentence
 #: saying what the default is.
-_DEFAULT = re.compile(r"(?i)\bdefault(?:s|ed)?\b")
+_DEFAULT = re.compile(r"(?i)\bdefault(?:s|ed|ing)?\b")
 #: ... but not one setting the default aside ("... a different error response instead of the default 403?"): it asks
 #: for something else.
 _ASIDE = re.compile(r"(?i)\b(?:instead\s+of|rather\s+than|other\s+than|besides|except(?:\s+for)?)\s+(?:the\s+|a\s+|its\s+)?"
-                    r"default(?:s|ed)?\b")
+                    r"default(?:s|ed|ing)?\b")
 _local = threading.local()
 #: Words of asking rather than of the need ("How can I ...", "Is there a way to ..."): a passage is
 #: not expected to contain them, so they do not count toward coverage.

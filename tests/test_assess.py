@@ -257,6 +257,10 @@ def test_a_question_asking_for_a_default_is_answered_by_the_sentence_saying_it()
     assert [h.text for h in asked.highlights] == ["By default it is 30 seconds."]
     which = assess(Question("Which request timeout is checked?", idf, 10), text)
     assert [h.text for h in which.highlights] == ["The request timeout is checked per route."]
+    # in any form: "... the `SHELL` environment variable will be used, defaulting to `bash`."
+    defaulting = text.replace("By default it is 30 seconds.", "A setting holds it, defaulting to 30 seconds.")
+    asked = assess(Question("Which request timeout does it default to?", idf, 10), defaulting)
+    assert [h.text for h in asked.highlights] == ["A setting holds it, defaulting to 30 seconds."]
 
 
 def test_a_question_setting_the_default_aside_does_not_ask_for_it():
