@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from mcp import Client
 
 from hoprag.access import Principal
@@ -373,25 +374,6 @@ def test_a_heading_naming_a_release_or_release_notes_marks_them_and_one_mentioni
     assert not Question("Which flag stops the run?", {}, 10).history
 
 
-def test_a_how_answer_reads_on_in_its_paragraph_to_the_sentence_naming_how_in_code():
-    """Docs state the task, then say how a sentence or two later: "This can be changed by passing
-    `invoke_without_command=True`". Controls: a question not asking how, code naming none of the question's
-    words, and the same sentence past a paragraph break are not read on to."""
-    said = ("By default, a group is not invoked unless a subcommand is passed. In fact, not providing one "
-            "passes `--help` instead. This can be changed by passing `{code}` to the group.{gap}Groups nest.")
-    how = Question("How can a group be invoked when no subcommand is passed?", {}, 10)
-    text = said.format(code="invoke_without_command=True", gap=" ")
-    found = [h.text for h in assess(how, text).highlights]
-    assert found[0].startswith("By default") and "`invoke_without_command=True`" in found[-1], found
-    assert len(found) == 3 and not any("Groups nest" in h for h in found)
-    whether = Question("Is a group invoked when no subcommand is passed?", {}, 10)
-    assert not any("invoke_without_command" in h.text for h in assess(whether, text).highlights)
-    other = said.format(code="always=True", gap=" ")  # names no word of the question
-    assert not any("always=True" in h.text for h in assess(how, other).highlights)
-    apart = said.format(code="invoke_without_command=True", gap=" ").replace(" In fact", "\n\nIn fact")
-    assert not any("invoke_without_command" in h.text for h in assess(how, apart).highlights)
-
-
 def test_which_thing_is_asked_wherever_the_asking_starts():
     """"Which variable ...", "Which environment variable ...", "Which pip config environment variable ..." (up to two
     words before the kind of thing), "In tests, which option ..." and "What macOS service ..." ask which thing, one
@@ -404,23 +386,34 @@ def test_which_thing_is_asked_wherever_the_asking_starts():
         assert not Question(asked, {}, 10).which, asked
 
 
-def test_a_which_answer_naming_nothing_reads_on_to_the_sentence_naming_it():
-    """Docs set the scene, then name the thing a sentence later: "... the chain goes in a loop. Then it stops with a
-    `CyclicAliasError`." -- in code or in quotes ("searching for "AirPlay Receiver""). Controls: a question not asking
-    which, a name repeating the question's words, and the same sentence past a paragraph break are not read on to."""
-    said = ("Aliases are often chained. In this case the alias cannot be resolved, since the chain goes in a loop."
-            "{gap}Then it stops with a `{name}`. Chains resolve lazily.")
-    which = Question("Which exception do I get when resolving an alias chain that loops?", {}, 10)
-    text = said.format(gap=" ", name="CyclicAliasError")
-    found = [h.text for h in assess(which, text).highlights]
-    assert found[0].startswith("In this case") and "`CyclicAliasError`" in found[-1], found
-    assert not any("lazily" in h for h in found)
-    whether = Question("Can an alias chain that loops be resolved?", {}, 10)
-    assert not any("CyclicAliasError" in h.text for h in assess(whether, text).highlights)
-    same = said.format(gap=" ", name="alias")  # names nothing the question does not
-    assert not any("stops" in h.text for h in assess(which, same).highlights)
-    apart = said.format(gap="\n\n", name="CyclicAliasError")
-    assert not any("CyclicAliasError" in h.text for h in assess(which, apart).highlights)
+@pytest.mark.parametrize("said, asked, whether, name, unnamed, first", [
+    ("By default, a group is not invoked unless a subcommand is passed. In fact, not providing one passes `--help` "
+     "instead.{gap}This can be changed by passing `{name}` to the group. Groups nest.",
+     "How can a group be invoked when no subcommand is passed?", "Is a group invoked when no subcommand is passed?",
+     "invoke_without_command=True", "always=True", "By default"),
+    ("Aliases are often chained. In this case the alias cannot be resolved, since the chain goes in a loop."
+     "{gap}Then it stops with a `{name}`. Chains resolve lazily.",
+     "Which exception do I get when resolving an alias chain that loops?", "Can an alias chain that loops be resolved?",
+     "CyclicAliasError", "alias", "In this case"),
+], ids=["how", "which"])
+def test_an_answer_reads_on_in_its_paragraph_to_the_sentence_naming_what_is_asked(said: str, asked: str, whether: str,
+                                                                                 name: str, unnamed: str, first: str):
+    """Docs state the task, then say how a sentence or two later ("This can be changed by passing
+    `invoke_without_command=True`"), or set the scene, then name the thing asked ("... the chain goes in a loop. Then
+    it stops with a `CyclicAliasError`"). Controls: a question asking neither, code naming nothing the answer lacks
+    (for "how", none of the question's words; for "which", only the question's), and the same sentence past a
+    paragraph break are not read on to."""
+    question, text = Question(asked, {}, 10), said.format(gap=" ", name=name)
+    found = [h.text for h in assess(question, text).highlights]
+    assert found[0].startswith(first) and f"`{name}`" in found[-1], found
+    assert not any("Groups nest" in h or "lazily" in h for h in found)
+    assert not any(name in h.text for h in assess(Question(whether, {}, 10), text).highlights)
+    assert not any(f"`{unnamed}`" in h.text for h in assess(question, said.format(gap=" ", name=unnamed)).highlights)
+    assert not any(name in h.text for h in assess(question, said.format(gap="\n\n", name=name)).highlights)
+
+
+def test_a_which_answer_names_in_quotes_too():
+    """"What macOS service ...?": the sentence after the answer names it in quotes -- "AirPlay Receiver"."""
     service = Question("flask run says the address is in use. What macOS service uses port 5000?", {}, 10)
     text = ('macOS starts a service that uses port 5000. You can turn this service off by searching for '
             '"AirPlay Receiver" in System Settings.')
