@@ -594,7 +594,8 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
                     text, units, max(grown)):
                 best, chosen = i, grown
                 break
-    focus = question.covered(set().union(*(own[i] for i in chosen)))  # what follows an intro is for reading
+    # what follows an intro is for reading -- except the code the best sentence was read with (:data:`shown`)
+    focus = question.covered(set().union(shown[best], *(own[i] for i in chosen)))
     if not units[best][2]:
         # a "how" answer shows code -- unless its sentences already name it in code ("pass `required=True`"
         # for "How do I make an option required?": inline code holding a word of the question and more -- code

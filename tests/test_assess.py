@@ -98,8 +98,11 @@ def test_a_sentence_introducing_code_reads_with_it_whatever_the_question_asks():
             "\n\nBy default, it compares the current code to the latest tag{end}\n\n```console\n$ tool check pkg\n```")
     asked = Question("If I run `tool check pkg` without a reference, what does it compare my current code against?",
                      {}, 10)
-    found = [h.text for h in assess(asked, text.format(end=":")).highlights]
-    assert found[0].startswith("By default") and "tool check pkg" in found[-1], found
+    found = assess(asked, text.format(end=":"))
+    assert found.highlights[0].text.startswith("By default") and "tool check pkg" in found.highlights[-1].text, found
+    # ... and what it answers counts the code it was read with
+    said = stems("By default, it compares the current code to the latest tag: $ tool check pkg")
+    assert found.focus == round(asked.covered(said), 3) > round(asked.covered(stems(found.highlights[0].text)), 3)
     found = [h.text for h in assess(asked, text.format(end=".")).highlights]
     assert found[0].startswith("For example"), found
 
@@ -488,13 +491,16 @@ def test_which_setting_should_i_set_asks_how_and_brings_the_example():
 def test_a_how_answers_code_counts_in_what_it_answers():
     """"How do I send JSON in a POST request?": "If you want to send JSON data:" introduces the call that says the
     rest (`session.post(url, json=...)`) -- for a how question that code is the answer, so what the answer covers
-    counts it. Control: asked what JSON data is sent, the sentence answers alone, its example only read with it."""
+    counts it; so it does for any question, the sentence introducing it (":") being read with it. Control: after a
+    sentence not introducing it, the code is an example, read with the answer to a question not asking how."""
     text = "If you want to send JSON data:\n\n```\nasync with session.post(url, json={'a': 1}) as resp:\n    ...\n```"
     idf = {"send": 2.0, "json": 2.0, "post": 2.0, "request": 0.5}
     how = assess(Question("How do I send JSON in a POST request?", idf, 10), text)
     assert how.highlights[-1].code and how.focus == how.coverage
-    what = assess(Question("What JSON data is sent in a POST request?", idf, 10), text)
-    assert what.focus < what.coverage
+    what = Question("What JSON data is sent in a POST request?", idf, 10)
+    assert assess(what, text).focus == assess(what, text).coverage
+    example = assess(what, text.replace("data:", "data."))
+    assert example.focus < example.coverage
 
 
 def test_what_do_i_add_asks_how_and_is_answered_by_the_code_to_add():
