@@ -109,12 +109,14 @@ _QUOTED = re.compile(r'"([^"\n]{1,60})"|\u201c([^\u201d\n]{1,60})\u201d')
 _TURN = re.compile(r"(?i)\b(?:turn|switch)(?:s|ed|ing)?\s+(?:(?:it|that|this|them)\s+)?(on|off)\b")
 
 
+def _turned(phrase: re.Match[str]) -> str:
+    """What a :data:`_TURN` phrase says in documentation's words."""
+    return "enable" if phrase.group(1).lower() == "on" else "disable"
+
+
 def said(question: str) -> str:
     """``question`` in documentation's words: turning a thing on or off is enabling or disabling it."""
-    return _TURN.sub(lambda m: _TURNED[m.group(1).lower()], question)
-
-
-_TURNED = {"on": "enable", "off": "disable"}
+    return _TURN.sub(_turned, question)
 
 
 #: "How do I make ..." -- not "When did she make What a Wonderful World?", where making is what is asked about.
@@ -149,7 +151,7 @@ def stems(text: str) -> set[str]:
     """The stems of a text's content words, of its snake_case names as one word each, and of "enable" / "disable"
     where it says turning something on or off (:func:`said`)."""
     return ({stem(t) for t in content(identifiers(text))} | {stem(joined) for _, joined in _snake(text)}
-            | {stem(_TURNED[m.group(1).lower()]) for m in _TURN.finditer(text)})
+            | {stem(_turned(m)) for m in _TURN.finditer(text)})
 
 
 @dataclass(frozen=True)
@@ -392,6 +394,11 @@ def _lines_covering(question: Question, text: str, start: int, end: int) -> tupl
     return start + window[0][0], start + window[-1][1]
 
 
+def _introduces(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
+    """Does the sentence ``i`` end in ":" -- introducing what follows it (an example, code, a list)?"""
+    return text[units[i][0]:units[i][1]].rstrip().endswith(":")
+
+
 def _introduced(text: str, units: list[tuple[int, int, bool]], last: int, how: bool) -> list[int]:
     """What the sentence ``last`` introduces: after a sentence ending in ":" ("We implement this in two
     steps:", "use the following command:") the answer is what follows -- the code block, the list's
@@ -454,7 +461,7 @@ def _leads_to(question: Question, text: str, units: list[tuple[int, int, bool]],
     `load` will raise ..." [example] "This behavior can be modified with the `unknown` option"; "... The
     `get_parameter_source` method can be used to find this out."): the docs state what happens, then how to change or
     find it -- the example of what happens is not how."""
-    if text[units[last][0]:units[last][1]].rstrip().endswith(":"):
+    if _introduces(text, units, last):
         return []  # it introduces what follows: that is its answer
     at = last + 1 + (last + 1 < len(units) and units[last + 1][2])
     if at >= len(units) or units[at][2] or any(_parted(text, units, i) for i in range(last + 1, at + 1)):
@@ -462,7 +469,7 @@ def _leads_to(question: Question, text: str, units: list[tuple[int, int, bool]],
     say = text[units[at][0]:units[at][1]]
     refers = (_REFERS.match(say) is not None or _THIS.search(say) is not None) and _HOW_TO.search(say) is not None
     named = INLINE_CODE.findall(say)
-    if say.rstrip().endswith(":") and at + 1 < len(units) and units[at + 1][2]:
+    if _introduces(text, units, at) and at + 1 < len(units) and units[at + 1][2]:
         named.append(text[units[at + 1][0]:units[at + 1][1]])  # the code it introduces names it
     return [at] if refers and any(stems(code) - question.weights.keys() for code in named) else []
 
@@ -476,8 +483,7 @@ def _places(text: str, units: list[tuple[int, int, bool]], shows: int | None = N
     for i, (_, _, code) in enumerate(units):
         if not code:
             place[i], n = n, n + 1
-        elif i and not units[i - 1][2] and (i - 1 == shows
-                                            or text[units[i - 1][0]:units[i - 1][1]].rstrip().endswith(":")):
+        elif i and not units[i - 1][2] and (i - 1 == shows or _introduces(text, units, i - 1)):
             n += NEAR + 1
     return place
 
@@ -564,7 +570,7 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
            for i, ((a, b, code), term) in enumerate(zip(units, terms))]
     # for a "how" question a sentence followed by code is read with it: the code is how it answers
     shown = [own[i] | own[i + 1] if not code and i + 1 < len(units) and units[i + 1][2] and not _parted(text, units, i + 1)
-             and (question.how or text[units[i][0]:units[i][1]].rstrip().endswith(":")) else own[i]
+             and (question.how or _introduces(text, units, i)) else own[i]
              for i, (_, _, code) in enumerate(units)]
     scored = [(question.covered(shown[i]), not code, -i) for i, (_, _, code) in enumerate(units)]
     if not scored or max(scored)[0] <= 0:
