@@ -54,7 +54,9 @@ _CODE_SPAN = re.compile(r"(`+)(?!`)(?:[^\n]|\n(?![ \t]*\n))*?(?<!`)\1(?!`)")
 _PLACEHOLDER = re.compile(r"\x00(\d+)\x00")
 _SPACES = re.compile(r"(?<=\S)[ \t]{2,}(?=\S)")
 _BLANKS = re.compile(r"\n(?:[ \t]*\n){2,}")
-_MYST_ROLE = re.compile(r"\{[\w:.+-]+\}(`+)([\s\S]*?)\1")
+#: A MyST role ("{py:func}`load`"), where a word may start -- not braces in code ("`{variable}` and `{value}`", Hatch's
+#: placeholders; "`thinking={...}`").
+_MYST_ROLE = re.compile(r"(?<![^\s(\[\"'])\{[A-Za-z][\w:.+-]*\}(`+)([\s\S]*?)\1")
 _COMMENT = re.compile(r"<!--[\s\S]*?-->")
 _JSX_COMMENT = re.compile(r"\{/\*[\s\S]*?\*/\}")
 _IMAGE = re.compile(r"!\[((?:[^\[\]]|\[[^\[\]]*\])*)\](?:\((?:[^()]|\([^()]*\))*\)|\[[^\]]*\])")
@@ -73,7 +75,7 @@ _DEFINITION = re.compile(r"^:[ \t]+(\S.*)$")
 _TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+(?:[ \t]*:?-+:?[ \t]*)?$")
 
 #: Directives (reStructuredText, MyST) whose body is code, and those that render no text of the page itself
-#: (a table of contents, an include, an image) or that is not ours (autodoc's ``auto*`` read the code).
+#: (a table of contents, an include, an image); autodoc's ``auto*`` read the code (:func:`_generated`).
 _CODE_DIRECTIVES = frozenset({"code-block", "code", "sourcecode", "code-cell", "doctest", "testcode", "testoutput",
                               "code-tab"})  # sphinx-tabs' tab of code ("# a comment" in it is no heading)
 _DROPPED_DIRECTIVES = frozenset({"toctree", "contents", "include", "literalinclude", "image", "raw", "highlight",
@@ -144,6 +146,13 @@ def _titled(title: str) -> str:
     """A container's title as the line that introduces its body: it ends in ':' unless punctuated."""
     title = title.strip()
     return title if not title or title[-1] in ".:!?" else f"{title}:"
+
+
+def _generated(name: str, body: list[str]) -> bool:
+    """Is a directive autodoc's (``autoclass``, ``autofunction``, ...) with nothing written under it? The docstring it
+    renders is read from the code, not the page; what the page writes under it (an example, a note) renders after
+    that docstring, titled by the object's name like any description."""
+    return name.startswith("auto") and not any(line.strip() for line in body)
 
 
 def _directive_text(name: str, args: str, body: list[str]) -> tuple[str, list[str]]:
@@ -262,7 +271,7 @@ class _Markdown:
         name = name.split(":")[-1]
         if name in _CODE_DIRECTIVES:
             return [indent + x for x in _fenced(args, _body(body))] + [""]
-        if name in _DROPPED_DIRECTIVES or name.startswith("auto"):
+        if name in _DROPPED_DIRECTIVES or _generated(name, body):
             return []
         if name == "eval-rst":
             title, inner = "", rst_markdown("\n".join(body)).split("\n")
@@ -620,7 +629,7 @@ class _Rst:
                 body = body[1:]
             if name in _CODE_DIRECTIVES:
                 return _fenced(args, _body(body)) + [""]
-            if name in _DROPPED_DIRECTIVES or name.startswith("auto"):
+            if name in _DROPPED_DIRECTIVES or _generated(name, body):
                 return []
             if name == "rubric":
                 return [args, ""]

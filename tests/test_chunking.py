@@ -277,6 +277,10 @@ def test_myst_directives_and_roles():
                                      "Careful:\nBody.")
     in_list = "- ```\n  X=1\n  ```\n\n  is the same as `--x=1`\n\n- ```{note}\n  A note in a list.\n  ```\n"
     assert markdown_text(in_list) == "- ```\n  X=1\n  ```\n\n  is the same as `--x=1`\n\n- Note:\n  A note in a list."
+    # braces inside a code span are the code's own, not a role: Hatch's "`{variable}` and `{value}`" lost both
+    placeholders = "It recognizes the placeholders `{variable}` and `{value}`. By default it is `{value}`."
+    assert markdown_text(placeholders) == placeholders
+    assert markdown_text("Pass `thinking={...}` to it, see ({mod}`os`).") == "Pass `thinking={...}` to it, see (os)."
 
 
 # 5. Formats ---------------------------------------------------------------------------------------------------
@@ -366,6 +370,21 @@ def test_an_rst_class_description_is_titled_by_its_name_and_a_css_class_only_wra
     assert text.startswith("OrderedMultiDict(mapping=None):\nKeeps the order.")
     assert "Deprecated since version 3.1:\nUse `MultiDict` instead." in text
     assert "special" not in text and "Styled text." in text
+
+
+def test_what_a_page_writes_under_an_autodoc_directive_is_kept_under_the_objects_name():
+    """autodoc renders the docstring from the code; what the page writes under ``.. autoclass::`` (structlog's note
+    that ``__structlog__`` is used, its example) renders after it -- it was dropped with the directive. Control: an
+    autodoc directive with nothing under it renders nothing of the page."""
+    source = (".. automodule:: structlog.processors\n\n.. autoclass:: JSONRenderer\n\n"
+              "   Bound objects are serialized using a ``__structlog__`` method.\n\n"
+              "   .. doctest::\n\n      >>> JSONRenderer()\n\n.. autofunction:: merge\n")
+    text = rst_markdown(source)
+    assert text.startswith("JSONRenderer:\nBound objects are serialized using a `__structlog__` method.")
+    assert ">>> JSONRenderer()" in text
+    assert "structlog.processors" not in text and "merge" not in text
+    assert markdown_text("```{autoclass} JSONRenderer\nSerialized with `__structlog__`.\n```\n\n```{autofunction} merge\n```") \
+        == "JSONRenderer:\nSerialized with `__structlog__`."
 
 
 def test_rst_code_tabs_are_code_not_headings():
