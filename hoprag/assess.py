@@ -52,7 +52,7 @@ INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _FENCE_INFO = re.compile(r"[ \t]*(?:```|~~~)[ \t]*\{?\.?([\w+-]*)")
 _LISTINGS = frozenset({"", "text", "txt", "console", "shell", "sh", "bash", "zsh", "shell-session", "output", "none",
                        "pytest", "pycon"})
-_HEADING = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]")
+_HEADING = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]+(.*)$")
 #: A question asking *how to* do something ("How do I ...", "What is the syntax ...", "What do I add to ...");
 #: "How many / much / long ..." asks for a quantity instead, which a sentence states (a numeral or a number word).
 _QUANTITY = r"(?:many|much|long|often|old|big|large|far|soon|fast)\b"
@@ -488,10 +488,36 @@ def _places(text: str, units: list[tuple[int, int, bool]], shows: int | None = N
     return place
 
 
+def _sections(text: str, units: list[tuple[int, int, bool]]) -> list[int]:
+    """Each unit's section in the passage, numbered from 0: a merged passage holds several, each under its heading."""
+    out = [0] * len(units)
+    for i in range(1, len(units)):
+        out[i] = out[i - 1] + _parted(text, units, i)
+    return out
+
+
+def _headings(text: str, units: list[tuple[int, int, bool]]) -> list[set[str]]:
+    """The stems of the heading each unit stands under inside the passage (a merged passage's later sections): a
+    sentence under "#### Name formatting" says what it says of name formatting. The passage's own heading path is
+    its context, counted for the passage as a whole."""
+    blocks = [(a, b) for a, b, code in units if code]
+    found = [(m.start(), stems(m.group(1))) for m in _HEADING.finditer(text)
+             if not any(a <= m.start() < b for a, b in blocks)]  # "# a comment" in code is no heading
+    out, at, head = [], 0, set()
+    for a, _, _ in units:
+        while at < len(found) and found[at][0] < a:
+            head = found[at][1]
+            at += 1
+        out.append(head)
+    return out
+
+
 def _grown(question: Question, units: list[tuple[int, int, bool]], own: list[set[str]], place: dict[int, int],
-           best: int) -> list[int]:
+           best: int, section: list[int]) -> list[int]:
     """The unit ``best`` and what answers with it: a code block's introducing sentence, or up to two more
-    sentences within :data:`NEAR` (counted by :func:`_places`) that each add :data:`MIN_GAIN` of the question."""
+    sentences within :data:`NEAR` (counted by :func:`_places`), in its section, that each add :data:`MIN_GAIN` of the
+    question -- a sentence under the next heading is about something else ("By default this option is set to
+    `{value}`." is not answered further by "#### Default environment / If the `default` environment ...")."""
     chosen = [best]
     if units[best][2]:  # a code block answers: with the sentence just before it, its introduction
         if best > 0 and not units[best - 1][2]:
@@ -500,7 +526,8 @@ def _grown(question: Question, units: list[tuple[int, int, bool]], own: list[set
     seen = set(own[best])
     while len(chosen) < MAX_SENTENCES:
         gains = [(question.covered(seen | own[i]) - question.covered(seen), -abs(place[i] - place[best]), i)
-                 for i in place if i not in chosen and abs(place[i] - place[best]) <= NEAR]
+                 for i in place if i not in chosen and abs(place[i] - place[best]) <= NEAR
+                 and section[i] == section[best]]
         if not gains or max(gains)[0] < MIN_GAIN:
             break
         i = max(gains)[2]
@@ -569,9 +596,11 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     own = [set() if not code and _POINTER.match(text, a) else stems(text[slice(*lines.get(i, (a, b)))]) | term
            for i, ((a, b, code), term) in enumerate(zip(units, terms))]
     # for a "how" question a sentence followed by code is read with it: the code is how it answers
-    shown = [own[i] | own[i + 1] if not code and i + 1 < len(units) and units[i + 1][2] and not _parted(text, units, i + 1)
-             and (question.how or _introduces(text, units, i)) else own[i]
-             for i, (_, _, code) in enumerate(units)]
+    # ... and every unit with the heading it stands under inside the passage, which says what it is about
+    heads = _headings(text, units)
+    shown = [head | (own[i] | own[i + 1] if not code and i + 1 < len(units) and units[i + 1][2]
+                     and not _parted(text, units, i + 1) and (question.how or _introduces(text, units, i)) else own[i])
+             for i, ((_, _, code), head) in enumerate(zip(units, heads))]
     scored = [(question.covered(shown[i]), not code, -i) for i, (_, _, code) in enumerate(units)]
     if not scored or max(scored)[0] <= 0:
         return Assessment(round(coverage, 3), (), matched)
@@ -586,7 +615,8 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
             stated = [x for x in stated if states(text[units[-x[2]][0]:units[-x[2]][1]])] or stated
     best = -max(scored if question.how or not stated else stated)[2]
     place = _places(text, units, best if question.how else None)
-    chosen = _grown(question, units, own, place, best)
+    section = _sections(text, units)
+    chosen = _grown(question, units, own, place, best, section)
     for head in {items[i] for i in chosen} - {None, *chosen}:
         chosen.append(head)  # a list item's later sentence reads with the item's start ("`max_age` - ...")
     for head in {named[i] for i in chosen} - {None, *chosen}:
@@ -595,7 +625,7 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
         # a sentence covering about as much, answering as much with its neighbours, that goes on to show how
         reach = question.covered(set().union(*(own[i] for i in chosen)))
         for i, (c, prose, _) in enumerate(scored):
-            grown = _grown(question, units, own, place, i) if prose and c >= scored[best][0] - TIED else []
+            grown = _grown(question, units, own, place, i, section) if prose and c >= scored[best][0] - TIED else []
             if grown and question.covered(set().union(*(own[j] for j in grown))) >= reach and _shown_code(
                     text, units, max(grown)):
                 best, chosen = i, grown
@@ -623,7 +653,7 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
             # a "which ..." answer naming nothing: read on to the sentence naming it
             chosen += _read_on(text, units, max(chosen), MAX_SENTENCES - len(chosen), partial(names_new, question))
         if question.how:  # a how answer's code is its answer ("If you want to send JSON data:" then the call): it counts
-            focus = question.covered(set().union(*(own[i] for i in chosen)))
+            focus = question.covered(set().union(heads[best], *(own[i] for i in chosen)))
     chosen += _context(text, units, chosen)
     spans = []
     for i in sorted(chosen):

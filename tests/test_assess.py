@@ -585,3 +585,19 @@ def test_an_introduced_list_item_introducing_code_brings_it_too():
                  {"basetemp": 5.0, "temporary": 1.0, "directories": 1.0, "created": 3.0}, 1000)
     assert assess(q, text.format(end=":")).highlights[-1].text == "```text\n{temproot}/pytest-of-{user}/\n```"
     assert not any(h.code for h in assess(q, text.format(end=".")).highlights)
+
+
+def test_an_answer_keeps_to_the_section_of_its_best_sentence_and_a_sentence_reads_under_its_heading():
+    """A merged passage holds sections under their own headings. A sentence under "#### Name formatting" says what
+    it says of name formatting, so "By default this option is set to `{value}`." answers the default of the name
+    format -- not "If the `default` environment defines matrices ...", which shares more words but stands under
+    "#### Default environment" (Hatch's page; it was answered so). And a sentence from the next section never joins
+    an answer. Control: without the headings, the other section's sentence covers more and is chosen."""
+    q = Question("What is the default value of the matrix-name-format option for environment matrices?",
+                 {"default": 1.0, "value": 2.0, "matrix": 3.0, "name": 2.0, "format": 2.0, "option": 1.0,
+                  "environment": 1.0, "matrices": 3.0}, 100)
+    said, other = "By default this option is set to `{value}`.", \
+        "If the `default` environment defines matrices, then the generated names will not be prefixed."
+    answer = assess(q, f"#### Name formatting\n\n{said}\n\n#### Default environment\n\n{other}").highlights
+    assert [h.text for h in answer] == [said]
+    assert [h.text for h in assess(q, f"{said}\n\n{other}").highlights] == [said, other]
