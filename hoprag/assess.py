@@ -235,9 +235,10 @@ _LINE_START = re.compile(r"[ \t]*([-*+][ \t]|\d{1,3}[.)][ \t]|\||>|#)")
 #: A list item's line.
 ITEM = re.compile(r"[ \t]*([-*+]|\d{1,3}[.)])[ \t]")
 #: A pointer to another page ("See also: pythonpath.", Sphinx's "Seealso:", "See the hook's documentation for
-#: details.", "See multi_line_exclude."): it answers nothing itself.
-_POINTER = re.compile(r"(?i)[ \t]*see(?:[ \t]*also\b|\b[^\n]*\bfor[ \t]+(?:more[ \t]+)?(?:details|information)\b"
-                      r"|[ \t]+[^\s]+\.(?:\s|$))")
+#: details.", "See multi_line_exclude.", "Also see the pytest:firstresult section in the `pytest` docs."): it
+#: answers nothing itself.
+_POINTER = re.compile(r"(?i)[ \t]*(?:also,?[ \t]+)?see(?:[ \t]*also\b|\b[^\n]*\bfor[ \t]+(?:more[ \t]+)?(?:details|information)\b"
+                      r"|\b[^\n]*\b(?:section|docs|documentation|chapter|page)s?\b|[ \t]+[^\s]+\.(?:\s|$))")
 #: A thing of code's name: with "_", ".", an inner capital or a leading "--", or in backticks.
 _NAME = r"(`[^`\n]+`|--?[\w-]+|[A-Za-z_]\w*(?:[_.]|[a-z][A-Z])[\w.]*)"
 #: A line naming one that the lines after it define, as reference pages do ("PERMANENT_SESSION_LIFETIME:",

@@ -360,6 +360,11 @@ def test_a_pointer_to_another_page_is_no_answer():
     short = Question("How do I exclude lines?", {}, 10)  # "See <name>." alone points too
     text = "Advanced exclusion of lines. See multi_line_exclude.\n\nAdd `# pragma: no cover` to exclude lines."
     assert "See multi_line_exclude." not in [h.text for h in assess(short, text).highlights]
+    # "Also see the X section in the Y docs." points too (pluggy's firstresult was answered with it)
+    first = Question("What does firstresult do on a hook specification?", {}, 10)
+    text = ("A hookspec can be marked so that the hook call stops at the first result other than `None`.\n\n"
+            "Also see the pytest:firstresult section in the `pytest` docs.")
+    assert [h.text for h in assess(first, text).highlights] == [text.split("\n\n")[0]]
 
 
 def test_a_heading_naming_a_release_or_release_notes_marks_them_and_one_mentioning_a_version_does_not():
