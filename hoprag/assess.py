@@ -497,17 +497,18 @@ def _sections(text: str, units: list[tuple[int, int, bool]]) -> list[int]:
     return out
 
 
-def _headings(text: str, units: list[tuple[int, int, bool]]) -> list[set[str]]:
-    """The stems of the heading each unit stands under inside the passage (a merged passage's later sections): a
-    sentence under "#### Name formatting" says what it says of name formatting. The passage's own heading path is
-    its context, counted for the passage as a whole."""
+def _headings(text: str, units: list[tuple[int, int, bool]]) -> list[tuple[int, int] | None]:
+    """The span of the heading's title each unit stands under inside the passage (a merged passage's later
+    sections), or ``None``: a sentence under "#### Name formatting" says what it says of name formatting. The
+    passage's own heading path is its context, counted for the passage as a whole."""
     blocks = [(a, b) for a, b, code in units if code]
-    found = [(m.start(), stems(m.group(1))) for m in _HEADING.finditer(text)
+    found = [m.span(1) for m in _HEADING.finditer(text)
              if not any(a <= m.start() < b for a, b in blocks)]  # "# a comment" in code is no heading
-    out, at, head = [], 0, set()
+    out: list[tuple[int, int] | None] = []
+    at, head = 0, None
     for a, _, _ in units:
         while at < len(found) and found[at][0] < a:
-            head = found[at][1]
+            head = found[at]
             at += 1
         out.append(head)
     return out
@@ -598,7 +599,8 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
            for i, ((a, b, code), term) in enumerate(zip(units, terms))]
     # for a "how" question a sentence followed by code is read with it: the code is how it answers
     # ... and every unit with the heading it stands under inside the passage, which says what it is about
-    heads = _headings(text, units)
+    titles = _headings(text, units)
+    heads = [stems(text[slice(*t)]) if t else set() for t in titles]
     shown = [head | (own[i] | own[i + 1] if not code and i + 1 < len(units) and units[i + 1][2]
                      and not _parted(text, units, i + 1) and (question.how or _introduces(text, units, i)) else own[i])
              for i, ((_, _, code), head) in enumerate(zip(units, heads))]
@@ -657,6 +659,10 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
             focus = question.covered(set().union(heads[best], *(own[i] for i in chosen)))
     chosen += _context(text, units, chosen)
     spans = []
+    if titles[best] and heads[best] & question.weights.keys() - set().union(*(own[i] for i in chosen)):
+        # what it counted of its heading is not in its sentences ("Default: `5.0`" under "AUTOTHROTTLE_START_DELAY"):
+        # the heading reads with them, or nothing says what they are about
+        spans.append(Highlight(text[slice(*titles[best])], *titles[best], False))
     for i in sorted(chosen):
         a, b, is_code = units[i]
         if i in lines:  # its first lines when they hold the lines that answer, else those lines

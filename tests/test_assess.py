@@ -604,5 +604,21 @@ def test_an_answer_keeps_to_the_section_of_its_best_sentence_and_a_sentence_read
     said, other = "By default this option is set to `{value}`.", \
         "If the `default` environment defines matrices, then the generated names will not be prefixed."
     answer = assess(q, f"#### Name formatting\n\n{said}\n\n#### Default environment\n\n{other}").highlights
-    assert [h.text for h in answer] == [said]
+    assert [h.text for h in answer] == ["Name formatting", said]  # the heading it counted reads with it
     assert [h.text for h in assess(q, f"{said}\n\n{other}").highlights] == [said, other]
+
+
+def test_a_sentence_that_counted_its_heading_answers_with_it():
+    """Sphinx reference pages title each setting by a heading and say only "Default: `5.0`" under it: the sentence
+    counts the heading's words, so the heading reads with it -- else nothing in the answer says which setting it is.
+    Control: a sentence naming the heading's words itself needs no heading."""
+    text = ("### AUTOTHROTTLE_ENABLED\n\nDefault: `False`\n\nEnables the AutoThrottle extension.\n\n"
+            "### AUTOTHROTTLE_START_DELAY\n\nDefault: `5.0`\n\nThe initial download delay (in seconds).\n\n"
+            "### AUTOTHROTTLE_MAX_DELAY\n\nDefault: `60.0`\n\nThe maximum download delay (in seconds).")
+    q = Question("What is the default start delay of AutoThrottle?", {"default": 1.0, "start": 2.0, "delay": 2.0,
+                                                                        "autothrottle": 3.0}, 100)
+    found = assess(q, text).highlights
+    assert [h.text for h in found] == ["AUTOTHROTTLE_START_DELAY", "Default: `5.0`"]
+    assert all(text[h.start:h.end] == h.text for h in found)
+    named = text.replace("Default: `5.0`", "AUTOTHROTTLE_START_DELAY defaults to `5.0`.")
+    assert [h.text for h in assess(q, named).highlights] == ["AUTOTHROTTLE_START_DELAY defaults to `5.0`."]

@@ -587,6 +587,10 @@ def test_an_answer_keeps_list_items_on_their_lines_and_the_sentence_after_an_unf
     assert said == "- code 123 if there was an internal error\nWith `--quiet` only the exit code is returned."
     same = policy._quote([{"text": "* `max_age` - Sets a maximum time."}, {"text": "Defaults to `600`."}])
     assert same == "* `max_age` - Sets a maximum time. Defaults to `600`."
+    # a heading the answer stands under reads as its title; a term line ending in code is no heading
+    titled = policy._quote([{"text": "AUTOTHROTTLE_START_DELAY"}, {"text": "Default: `5.0`"},
+                            {"text": "The initial download delay (in seconds)."}])
+    assert titled == "AUTOTHROTTLE_START_DELAY: Default: `5.0` The initial download delay (in seconds)."
     # quoted from two pages, the second starting with an item: the item starts a line after the first's citation
     cite = {"via": None, "from": None, "hop": None}
     graded = {"status": "sufficient", "citations": [

@@ -509,7 +509,11 @@ def _quote(highlights: list[dict[str, Any]]) -> str:
             parts.append("\n" + " ".join(text.split()))
         else:
             last = highlights[n - 1]["text"].strip() if n else ""
-            ended = _ITEM.match(last) is not None and not last.endswith((".", "!", "?", ":", ";"))
+            open_ = not last.endswith((".", "!", "?", ":", ";"))
+            if n and open_ and not last.endswith("`") and "\n" not in last and not _ITEM.match(last) \
+                    and not _is_code(highlights[n - 1]) and not last.startswith("|"):
+                parts[-1] += ":"  # a heading the answer stands under ("AUTOTHROTTLE_START_DELAY: Default: `5.0` ...")
+            ended = _ITEM.match(last) is not None and open_
             parts.append(("\n" if ended else "") + " ".join(text.split()))
     return " ".join(parts).replace(" \n", "\n").replace("\n ", "\n").strip()
 
