@@ -350,6 +350,13 @@ def _defined(text: str, units: list[tuple[int, int, bool]],
     return out, heads
 
 
+def _bare(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
+    """Is unit ``i`` a term's line ("AUTOTHROTTLE_MAX_DELAY:") with nothing under it -- a heading or the passage's
+    end next? It defines nothing: it says nothing of what the question asks."""
+    return _TERM.fullmatch(text[units[i][0]:units[i][1]]) is not None and (
+        i + 1 == len(units) or _parted(text, units, i + 1))
+
+
 def _parted(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
     """Does a heading stand between unit ``i`` and the one before it (a new section: what follows is not its)?"""
     return _HEADING.search(text, units[i - 1][1], units[i][0]) is not None
@@ -414,8 +421,9 @@ def _introduced(text: str, units: list[tuple[int, int, bool]], last: int, how: b
     at = last + 1
     if at + 1 < len(units) and not units[at][2] and len(say(at)) <= MAX_LABEL and say(at).endswith(":"):
         at += 1  # a tab or platform label between the sentence and what it introduces
-    if at >= len(units) or not (say(last).endswith(":") or (how and units[at][2])):
-        return []
+    if at >= len(units) or not (say(last).endswith(":") or (how and units[at][2])) \
+            or any(_parted(text, units, i) for i in range(last + 1, at + 1)):
+        return []  # nothing introduced, or it is under the next heading
     out = list(range(last + 1, at + 1))
     size = len(say(at))
     while item(at) and at + 1 < len(units) and item(at + 1) and size + len(say(at + 1)) <= MAX_CODE_CHARS:
@@ -595,7 +603,8 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
              if code and b - a > MAX_CODE_CHARS}  # what a block too long to quote answers with
     items = _items(text, units)
     terms, named = _defined(text, units, items)
-    own = [set() if not code and _POINTER.match(text, a) else stems(text[slice(*lines.get(i, (a, b)))]) | term
+    own = [set() if not code and (_POINTER.match(text, a) or _bare(text, units, i))
+           else stems(text[slice(*lines.get(i, (a, b)))]) | term
            for i, ((a, b, code), term) in enumerate(zip(units, terms))]
     # for a "how" question a sentence followed by code is read with it: the code is how it answers
     # ... and every unit with the heading it stands under inside the passage, which says what it is about

@@ -622,3 +622,8 @@ def test_a_sentence_that_counted_its_heading_answers_with_it():
     assert all(text[h.start:h.end] == h.text for h in found)
     named = text.replace("Default: `5.0`", "AUTOTHROTTLE_START_DELAY defaults to `5.0`.")
     assert [h.text for h in assess(q, named).highlights] == ["AUTOTHROTTLE_START_DELAY defaults to `5.0`."]
+    # a term's line with nothing under it (Scrapy's `.. setting::` target before each heading) defines nothing: it
+    # joins no answer, nor brings the next section's "Default: `60.0`" with it
+    targets = text.replace("### AUTOTHROTTLE_START", "AUTOTHROTTLE_START_DELAY:\n\n### AUTOTHROTTLE_START").replace(
+        "### AUTOTHROTTLE_MAX", "AUTOTHROTTLE_MAX_DELAY:\n\n### AUTOTHROTTLE_MAX")
+    assert [h.text for h in assess(q, targets).highlights] == ["AUTOTHROTTLE_START_DELAY", "Default: `5.0`"]
