@@ -177,6 +177,16 @@ def _is_code(body: list[str]) -> bool:
     return any(_CODE_LINE.match(line) for line in body)
 
 
+_CAPTION = re.compile(r"^[ \t]*:caption:[ \t]*(\S.*?)[ \t]*$")
+
+
+def _titled_code(lang: str, options: list[str]) -> str:
+    """A code directive's language, with its ``:caption:`` (the file a listing belongs in, shown above it:
+    ``flaskr/blog.py``) as MkDocs writes a block's title: ``python title="flaskr/blog.py"``."""
+    caption = next((m.group(1) for m in map(_CAPTION.match, options) if m), None)
+    return lang if caption is None else f'{lang.strip()} title="{caption.replace("`", "")}"'
+
+
 def _fenced(lang: str, body: list[str]) -> list[str]:
     """``body`` as fenced code, the fence longer than any backtick run inside it."""
     longest = max((len(r) for x in body for r in re.findall(r"`{3,}", x)), default=2)
@@ -266,11 +276,13 @@ class _Markdown:
         if body and body[0].strip() == "---":  # options as a YAML block
             close = next((j for j in range(1, len(body)) if body[j].strip() == "---"), 0)
             body = body[close + 1:]
+        options = body
         while body and _OPTION.match(body[0]):
             body = body[1:]
         name = name.split(":")[-1]
         if name in _CODE_DIRECTIVES:
-            return [indent + x for x in _fenced(args, _body(body))] + [""]
+            lang = _titled_code(args, options[:len(options) - len(body)])
+            return [indent + x for x in _fenced(lang, _body(body))] + [""]
         if name in _DROPPED_DIRECTIVES or _generated(name, body):
             return []
         if name == "eval-rst":
@@ -623,12 +635,12 @@ class _Rst:
             name, args = m.group(1).split(":")[-1], m.group(2) or ""
             if head.startswith("|"):  # a substitution definition
                 return []
-            body = _dedent(body)
+            body = options = _dedent(body)
             while body and (_OPTION.match(body[0]) or (not body[0].strip() and len(body) > 1
                                                             and _OPTION.match(body[1]))):
                 body = body[1:]
             if name in _CODE_DIRECTIVES:
-                return _fenced(args, _body(body)) + [""]
+                return _fenced(_titled_code(args, options[:len(options) - len(body)]), _body(body)) + [""]
             if name in _DROPPED_DIRECTIVES or _generated(name, body):
                 return []
             if name == "rubric":

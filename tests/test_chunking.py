@@ -273,7 +273,8 @@ def test_myst_directives_and_roles():
     source = ("See {ref}`the guide <guide-label>` and {mod}`pathlib`.\n\n(target)=\n\n```{note}\nA note.\n```\n\n"
               "```{code-block} python\n:caption: x\n\nprint(1)\n```\n\n```{toctree}\nhidden\n```\n\n"
               ":::{admonition} Careful\nBody.\n:::")
-    assert markdown_text(source) == ("See the guide and pathlib.\n\nNote:\nA note.\n\n```python\nprint(1)\n```\n\n"
+    assert markdown_text(source) == ("See the guide and pathlib.\n\nNote:\nA note.\n\n"
+                                     "```python title=\"x\"\nprint(1)\n```\n\n"
                                      "Careful:\nBody.")
     in_list = "- ```\n  X=1\n  ```\n\n  is the same as `--x=1`\n\n- ```{note}\n  A note in a list.\n  ```\n"
     assert markdown_text(in_list) == "- ```\n  X=1\n  ```\n\n  is the same as `--x=1`\n\n- Note:\n  A note in a list."
@@ -346,13 +347,13 @@ def test_rst_sections_code_directives_and_roles():
     assert "Run it as `pip` or see the reference and PyPI.\nUse `python -m pip` and Requirement\nSpecifiers." in text
     inline = rst_markdown("Pass `required=True` to :func:`~click.core.option`, see :ref:`the guide <g>`.")
     assert inline == "Pass `required=True` to `option`, see the guide."  # code roles render as code, links as text
-    assert "```shell\npython -m pip install SomePackage\n# a comment, not a heading\n```" in text
+    assert "```shell title=\"install\"\npython -m pip install SomePackage\n# a comment, not a heading\n```" in text
     assert "Note:\nNotes render as text.\n\nWith two paragraphs." in text
     assert "Literal blocks follow a double colon:\n\n```\n$ pip freeze\n# also code\n```" in text
     assert "### Details" in text and '```pycon\n>>> print("doctest")\ndoctest\n```' in text
     assert "New in version 2.0:\nThe flag." in text
     assert "Warning:\nText on the directive's line\nstarts its body." in text
-    for gone in ("toctree", "hidden/page", "This is a comment", "_running", ":orphan:", "maxdepth", "caption"):
+    for gone in ("toctree", "hidden/page", "This is a comment", "_running", ":orphan:", "maxdepth", ":caption:"):
         assert gone not in text
     parts = chunk(text)
     assert {s for s, _ in parts} <= {"User Guide › Running pip", "User Guide › Running pip › Details",
@@ -383,8 +384,19 @@ def test_what_a_page_writes_under_an_autodoc_directive_is_kept_under_the_objects
     assert text.startswith("JSONRenderer:\nBound objects are serialized using a `__structlog__` method.")
     assert ">>> JSONRenderer()" in text
     assert "structlog.processors" not in text and "merge" not in text
-    assert markdown_text("```{autoclass} JSONRenderer\nSerialized with `__structlog__`.\n```\n\n```{autofunction} merge\n```") \
-        == "JSONRenderer:\nSerialized with `__structlog__`."
+    myst = "```{autoclass} JSONRenderer\nSerialized with `__structlog__`.\n```\n\n```{autofunction} merge\n```"
+    assert markdown_text(myst) == "JSONRenderer:\nSerialized with `__structlog__`."
+
+
+def test_a_code_directives_caption_is_kept_as_the_blocks_title():
+    """Sphinx's ``:caption: flaskr/blog.py`` is shown above the listing -- which file the code belongs in (Flask's
+    tutorial captions every listing so) -- and was dropped with the options; it is kept as MkDocs writes a block's
+    title. Control: the other options still go, and a block without a caption has no title."""
+    text = rst_markdown(".. code-block:: python\n   :caption: ``flaskr/blog.py``\n   :linenos:\n\n   import x\n\n"
+                        ".. code-block:: python\n\n   y\n")
+    assert text == '```python title="flaskr/blog.py"\nimport x\n```\n\n```python\ny\n```'
+    assert markdown_text("```{code-block} python\n:caption: app.py\n:emphasize-lines: 1\n\nimport x\n```") == \
+        '```python title="app.py"\nimport x\n```'
 
 
 def test_rst_code_tabs_are_code_not_headings():
@@ -393,7 +405,8 @@ def test_rst_code_tabs_are_code_not_headings():
     text = rst_markdown("Set it:\n\n.. tabs::\n\n    .. code-tab:: toml\n        :caption: .coveragerc.toml\n\n"
                         "        # You can also use sections like [tool.coverage.run]\n        [report]\n"
                         "        exclude_also = [\"def __repr__\"]\n\nThe end.\n")
-    assert "```toml\n# You can also use sections like [tool.coverage.run]\n[report]\n" in text and "caption" not in text
+    assert '```toml title=".coveragerc.toml"\n# You can also use sections like [tool.coverage.run]\n[report]\n' in text
+    assert ":caption:" not in text
     assert [s for s, _ in chunk("# Page\n\n" + text)] == ["Page"]
 
 
