@@ -662,11 +662,23 @@ _RST_NOT_TERM = re.compile(r"(?:[-*+•]|\d+[.)]|#\.|\(?\w\)|[a-zA-Z][.)])(?:\s|
 _RST_BLOCK = re.compile(r"(?:```|~~~|#+ |[-*+] |\d+[.)] |\||>)")
 
 
+#: A substitution the page defines as text (``.. |fetch| replace:: ``fetch()```), and a reference to one (``|fetch|_``).
+_REPLACE = re.compile(r"^\.\.[ \t]+\|([^|\n]+)\|[ \t]+replace::[ \t]+(\S.*?)[ \t]*$", re.M)
+_SUBSTITUTED = re.compile(r"\|([^|\s][^|\n]*?)\|(?:__?)?(?![\w|])")
+
+
 def rst_markdown(text: str) -> str:
-    """reStructuredText reduced to Markdown: ``#`` headings, fenced code, directives as titled text."""
+    """reStructuredText reduced to Markdown: ``#`` headings, fenced code, directives as titled text; a reference to a
+    substitution the page defines as text reads as that text (one defined elsewhere, ``|version|``, stays)."""
     lines = [x.rstrip() for x in text.replace("\r\n", "\n").replace("\r", "\n").expandtabs(8).split("\n")]
     while lines and (_OPTION.match(lines[0]) or not lines[0]):  # a leading field list is the file's metadata
         lines = lines[1:]
-    return _outside_code(_Rst().lines(lines),
-                         lambda s: "\n\n".join(_rst_inline(p) for p in re.split(r"\n[ \t]*\n", s)))
+    subs = dict(_REPLACE.findall(text))
+
+    def prose(p: str) -> str:
+        if subs and "|" in p:
+            p = _SUBSTITUTED.sub(lambda m: subs.get(m.group(1), m.group()), p)
+        return _rst_inline(p)
+
+    return _outside_code(_Rst().lines(lines), lambda s: "\n\n".join(prose(p) for p in re.split(r"\n[ \t]*\n", s)))
 

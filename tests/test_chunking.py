@@ -399,6 +399,16 @@ def test_a_code_directives_caption_is_kept_as_the_blocks_title():
         '```python title="app.py"\nimport x\n```'
 
 
+def test_a_substitution_the_page_defines_reads_as_its_text():
+    """Flask's JavaScript page writes "calls |fetch|_" with ``.. |fetch| replace:: ``fetch()``:``: the page shows
+    `fetch()`, and the bars were read as written. Control: a substitution defined elsewhere (``|version|``, from
+    ``conf.py``) and code stay as written."""
+    text = rst_markdown("JavaScript that calls |fetch|_ and replaces content.\n\nSee |version|.\n\n"
+                        ".. |fetch| replace:: ``fetch()``\n.. _fetch: https://example.org\n\n"
+                        ".. code-block:: text\n\n   |fetch| in code\n")
+    assert text == "JavaScript that calls `fetch()` and replaces content.\n\nSee |version|.\n\n```text\n|fetch| in code\n```"
+
+
 def test_rst_code_tabs_are_code_not_headings():
     """sphinx-tabs' ``code-tab`` holds code: its ``# comment`` lines are no headings (a heading would put every
     passage after it under "You can also use sections like ...")."""
