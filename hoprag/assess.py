@@ -497,18 +497,10 @@ def _places(text: str, units: list[tuple[int, int, bool]], shows: int | None = N
     return place
 
 
-def _sections(text: str, units: list[tuple[int, int, bool]]) -> list[int]:
-    """Each unit's section in the passage, numbered from 0: a merged passage holds several, each under its heading."""
-    out = [0] * len(units)
-    for i in range(1, len(units)):
-        out[i] = out[i - 1] + _parted(text, units, i)
-    return out
-
-
 def _headings(text: str, units: list[tuple[int, int, bool]]) -> list[tuple[int, int] | None]:
     """The span of the heading's title each unit stands under inside the passage (a merged passage's later
-    sections), or ``None``: a sentence under "#### Name formatting" says what it says of name formatting. The
-    passage's own heading path is its context, counted for the passage as a whole."""
+    sections), or ``None``: a sentence under "#### Name formatting" says what it says of name formatting. Units under
+    one span are one section. The passage's own heading path is its context, counted for the passage as a whole."""
     blocks = [(a, b) for a, b, code in units if code]
     found = [m.span(1) for m in _HEADING.finditer(text)
              if not any(a <= m.start() < b for a, b in blocks)]  # "# a comment" in code is no heading
@@ -523,7 +515,7 @@ def _headings(text: str, units: list[tuple[int, int, bool]]) -> list[tuple[int, 
 
 
 def _grown(question: Question, units: list[tuple[int, int, bool]], own: list[set[str]], place: dict[int, int],
-           best: int, section: list[int]) -> list[int]:
+           best: int, section: list[tuple[int, int] | None]) -> list[int]:
     """The unit ``best`` and what answers with it: a code block's introducing sentence, or up to two more
     sentences within :data:`NEAR` (counted by :func:`_places`), in its section, that each add :data:`MIN_GAIN` of the
     question -- a sentence under the next heading is about something else ("By default this option is set to
@@ -608,8 +600,9 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
            for i, ((a, b, code), term) in enumerate(zip(units, terms))]
     # for a "how" question a sentence followed by code is read with it: the code is how it answers
     # ... and every unit with the heading it stands under inside the passage, which says what it is about
-    titles = _headings(text, units)
-    heads = [stems(text[slice(*t)]) if t else set() for t in titles]
+    titles = _headings(text, units)  # each unit's section, by its heading
+    said_under = {t: stems(text[slice(*t)]) for t in set(titles) if t}
+    heads = [said_under.get(t, set()) for t in titles]
     shown = [head | (own[i] | own[i + 1] if not code and i + 1 < len(units) and units[i + 1][2]
                      and not _parted(text, units, i + 1) and (question.how or _introduces(text, units, i)) else own[i])
              for i, ((_, _, code), head) in enumerate(zip(units, heads))]
@@ -627,8 +620,7 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
             stated = [x for x in stated if states(text[units[-x[2]][0]:units[-x[2]][1]])] or stated
     best = -max(scored if question.how or not stated else stated)[2]
     place = _places(text, units, best if question.how else None)
-    section = _sections(text, units)
-    chosen = _grown(question, units, own, place, best, section)
+    chosen = _grown(question, units, own, place, best, titles)
     for head in {items[i] for i in chosen} - {None, *chosen}:
         chosen.append(head)  # a list item's later sentence reads with the item's start ("`max_age` - ...")
     for head in {named[i] for i in chosen} - {None, *chosen}:
@@ -637,7 +629,7 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
         # a sentence covering about as much, answering as much with its neighbours, that goes on to show how
         reach = question.covered(set().union(*(own[i] for i in chosen)))
         for i, (c, prose, _) in enumerate(scored):
-            grown = _grown(question, units, own, place, i, section) if prose and c >= scored[best][0] - TIED else []
+            grown = _grown(question, units, own, place, i, titles) if prose and c >= scored[best][0] - TIED else []
             if grown and question.covered(set().union(*(own[j] for j in grown))) >= reach and _shown_code(
                     text, units, max(grown)):
                 best, chosen = i, grown
