@@ -19,6 +19,7 @@ from itertools import chain
 from operator import itemgetter
 from typing import TYPE_CHECKING, Callable, Generic, Hashable, Iterable, Iterator, Mapping, Protocol, Sequence, TypeVar
 
+from .assess import stem
 from .entities import norm
 from .facts import FactTable
 from .text import FENCE, is_name
@@ -230,6 +231,7 @@ def bridges(question: str, read: Sequence[Passage], view: Bridging, skip: set[st
     asked = set(content(question))
     old = asked | set(content(named))
     least = BEARING * sum(view.idf.get(t, 0.0) for t in asked)
+    agents = _agents(asked)
     best: dict[str, tuple[float, str, str]] = {}
     for rank, passage in enumerate(read):
         first: dict[str, str] = {}  # a name as the passage first states it (what MCP ``search`` reports)
@@ -243,7 +245,9 @@ def bridges(question: str, read: Sequence[Passage], view: Bridging, skip: set[st
             spread = view.entities.spread_of(surface)
             if spread < 2 or (most is not None and spread > most):
                 continue
-            bearing = sum(view.idf.get(t, 0.0) for t in set(content(context)) & asked)
+            said = set(content(context))
+            doers = {agents[s] for s in map(stem, said - asked) if s in agents}  # the deed said, its doer asked
+            bearing = sum(view.idf.get(t, 0.0) for t in said & asked | doers)
             score = bearing / (1 + rank)
             if bearing > 0 and bearing >= least and (key not in best or score > best[key][0]):
                 best[key] = (score, surface, passage.id)
@@ -260,6 +264,17 @@ def _not_a_name(surface: str, context: str, code: str) -> bool:
     """``code``: the passage's fenced code blocks, joined."""
     return (bool(_CODE.search(surface)) or context.lstrip().startswith(("#", "|", "**"))
             or (bool(code) and context.strip() in code))
+
+
+def _agents(asked: set[str]) -> dict[str, str]:
+    """The verbs a question's agent nouns name, by stem: "director" is what "directed by" states, "performer"
+    "performed by", "composer" "composed by" -- a bridge's sentence says the deed, the question its doer."""
+    out: dict[str, str] = {}
+    for word in sorted(asked):
+        if len(word) > 5 and word.endswith(("or", "er")):
+            for base in (word[:-2], word[:-1]):
+                out.setdefault(stem(base), word)
+    return out
 
 
 def _common(surface: str, passage: Passage) -> bool:

@@ -480,6 +480,20 @@ def test_a_capitalised_word_on_a_line_of_code_is_no_bridge():
     assert "harbor bridge" in bridged("Ask for a number with prompt, as the Harbor Bridge number shows.")
 
 
+@pytest.mark.parametrize("doer, bridge", [("director", "ada lind"), ("producer", "bo marr")])
+def test_a_bridge_stated_by_the_deed_the_question_names_by_its_doer_leads(doer: str, bridge: str):
+    """"Who is the spouse of Big Sky's director?": the film's page says who "directed" it, and a name stated by the
+    deed the question's agent noun names is the bridge -- "producer" picks the other name of the same page."""
+    docs = (Doc("film", "Big Sky was directed by Ada Lind. Big Sky was produced by Bo Marr.", PUBLIC, title="Big Sky"),
+            Doc("ada", "Ada Lind grew up by the sea.", PUBLIC, title="Ada Lind"),
+            Doc("bo", "Bo Marr grew up in the hills.", PUBLIC, title="Bo Marr"),
+            Doc("crew", "A director and a producer work on every film.", PUBLIC, title="Film crews"))
+    engine = Engine(Corpus(docs, Lexicon(()), None, None), "bm25-titles")
+    view = engine.view(PUBLIC)
+    found = bridges(f"Who is the spouse of Big Sky's {doer}?", [view.search("Big Sky", 1)[0].doc], view, set())
+    assert max(found, key=lambda key: found[key][0]) == bridge
+
+
 def test_a_question_asking_for_a_default_is_answered_by_a_passage_saying_it():
     """"What is the default request timeout ..." is answered by what the default is: a passage covering more of
     the question but saying nothing of a default comes after one that does; asked without "default" (the
