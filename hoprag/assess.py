@@ -576,6 +576,18 @@ def _context(text: str, units: list[tuple[int, int, bool]], chosen: list[int]) -
     return out
 
 
+#: A heading that is a name in code: a setting, option, field or object a reference page describes under it
+#: ("FEED_STORAGE_FTP_ACTIVE", "`max_age`", "--log-config", "Request.json_body", "LoopAgent").
+_ITEM_HEADING = re.compile(r"`?(?:--?[\w-]+|[A-Za-z_][\w.]*(?:_|\.[A-Za-z_]|[a-z][A-Z])[\w.]*)(?:\(\))?`?")
+
+
+def _names_item(heading: str, said: list[str]) -> bool:
+    """Is ``heading`` a name in code the sentences ``said`` under it do not name? Then they describe it without
+    saying what it is ("Whether to use the active connection mode ..." under "FEED_STORAGE_FTP_ACTIVE")."""
+    name = heading.strip().strip("`")
+    return bool(_ITEM_HEADING.fullmatch(heading.strip())) and not any(name.lower() in x.lower() for x in said)
+
+
 def assess(question: Question, text: str, context: str = "") -> Assessment:
     """Coverage of ``question`` by a passage (its ``text`` plus ``context``: title and heading path),
     its highlights, and how much of the question the answering sentences alone cover.
@@ -660,7 +672,8 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
             focus = question.covered(set().union(heads[best], *(own[i] for i in chosen)))
     chosen += _context(text, units, chosen)
     spans = []
-    if titles[best] and heads[best] & question.weights.keys() - set().union(*(own[i] for i in chosen)):
+    if titles[best] and (heads[best] & question.weights.keys() - set().union(*(own[i] for i in chosen))
+                         or _names_item(text[slice(*titles[best])], [text[slice(*units[i][:2])] for i in chosen])):
         # what it counted of its heading is not in its sentences ("Default: `5.0`" under "AUTOTHROTTLE_START_DELAY"):
         # the heading reads with them, or nothing says what they are about
         spans.append(Highlight(text[slice(*titles[best])], *titles[best], False))

@@ -608,6 +608,25 @@ def test_an_answer_keeps_to_the_section_of_its_best_sentence_and_a_sentence_read
     assert [h.text for h in assess(q, f"{said}\n\n{other}").highlights] == [said, other]
 
 
+@pytest.mark.parametrize("heading, named", [("FEED_STORAGE_FTP_ACTIVE", True), ("`--log-config`", True),
+                                             ("Request.json_body", True), ("Active mode", False)])  # control: words
+def test_a_heading_naming_code_reads_with_the_sentence_describing_it(heading: str, named: bool):
+    """A reference page describes each setting or option under a heading naming it, and its sentence does not:
+    "Whether to use the active connection mode ..." under "FEED_STORAGE_FTP_ACTIVE" says nothing a reader can set
+    without the name, so the heading reads with it -- even when the sentence holds every word of the question the
+    heading does. A heading in words is a topic, not the thing's name: the sentence reads alone."""
+    text = (f"### FTP_USER\n\nThe user name for FTP connections.\n\n### {heading}\n\n"
+            "Whether to use the active connection mode when exporting feeds to an FTP server.")
+    q = Question("How do I use the active connection mode for FTP feeds?",
+                 {"active": 2.0, "connection": 1.0, "mode": 1.0, "ftp": 2.0, "feed": 2.0}, 100)
+    found = [h.text for h in assess(q, text).highlights]
+    said = "Whether to use the active connection mode when exporting feeds to an FTP server."
+    assert found == ([heading, said] if named else [said])
+    # a sentence naming it already says which it is
+    naming = said.replace("Whether to use", f"{heading.strip('`')} says whether to use")
+    assert [h.text for h in assess(q, text.replace(said, naming)).highlights] == [naming]
+
+
 def test_a_sentence_that_counted_its_heading_answers_with_it():
     """Sphinx reference pages title each setting by a heading and say only "Default: `5.0`" under it: the sentence
     counts the heading's words, so the heading reads with it -- else nothing in the answer says which setting it is.
