@@ -632,3 +632,17 @@ def test_a_versioned_name_the_question_asks_about_must_be_in_the_answer_as_writt
             *docs)
     engine = Engine(Corpus(said, Lexicon(()), None, None), "bm25-titles")
     assert drive(engine, "Does the development server support HTTP/3?")["grade"]["answer_doc"] == "push"
+
+
+def test_a_second_passage_adding_one_word_of_the_question_does_not_join_the_answer():
+    """"How do I insert many rows at once efficiently?": the best passage says how, and a page whose example says
+    "multiple keys at once" adds "once" -- one word of the question is no part of its answer a page holds, and the
+    joined passage only made the answer longer. Control: a passage adding two of its words joins."""
+    ledger = {"weights": {w: 1.0 for w in "abcde"} | {"y": 1.5, "z": 3.0}, "evidence": {}}  # total 9.5
+    best = {"id": "best", "coverage": 0.526, "answers": 0.526, "matched": list("abcde"), "highlights": [{"text": "A."}]}
+    lone = {"id": "lone", "coverage": 0.42, "answers": 0.42, "matched": ["a", "z"], "highlights": [{"text": "Z."}]}
+    pair = {"id": "pair", "coverage": 0.47, "answers": 0.47, "matched": ["y", "z"], "highlights": [{"text": "Y."}]}
+    assert policy._union(ledger, [best, lone]) - best["coverage"] >= policy.MIN_GAIN  # the gain alone would join it
+    assert policy._union(ledger, [best, lone]) >= policy.COVERS
+    assert [c["doc_id"] for c in policy._joined(ledger, best, [best, lone])] == ["best"]
+    assert [c["doc_id"] for c in policy._joined(ledger, best, [best, pair])] == ["best", "pair"]

@@ -720,7 +720,8 @@ def _joined(ledger: Ledger, best: dict[str, Any], ranked: list[dict[str, Any]]) 
         others = [h for h in ranked[1:] if h["id"] != best["id"]]
         gain, other = max(((_union(ledger, [best, h]) - best["coverage"], h) for h in others),
                           key=lambda g: g[0], default=(0.0, None))
-        if other is not None and gain >= MIN_GAIN and best["coverage"] + gain >= COVERS:
+        if (other is not None and gain >= MIN_GAIN and best["coverage"] + gain >= COVERS
+                and len(set(other.get("matched", [])) - set(best.get("matched", []))) >= 2):
             cited.append(_cite(ledger, other))
     return cited
 
