@@ -225,8 +225,9 @@ def bridges(question: str, read: Sequence[Passage], view: Bridging, skip: set[st
     A bridge is a proper name absent from the question (and from ``named``, the entity that led
     here), that at least one other passage of the caller's view mentions, and at most ``most``
     (:func:`specific`; ``None``: no limit) do; its score is how much of
-    the question the triple or sentence stating it covers (IDF-weighted), discounted by the
-    passage's rank: "Journal of Psychotherapy Integration -- published by -> American Psychological Association".
+    the question the triple or sentence stating it covers (IDF-weighted; an agent noun of the question counts where
+    its verb stands, :func:`_agents`), discounted by the passage's rank: "Journal of Psychotherapy Integration --
+    published by -> American Psychological Association".
     """
     asked = set(content(question))
     old = asked | set(content(named))
