@@ -187,6 +187,11 @@ def _titled_code(lang: str, options: list[str]) -> str:
     return lang if caption is None else f'{lang.strip()} title="{caption.replace("`", "")}"'
 
 
+def _code(lang: str, lines: list[str], body: list[str]) -> list[str]:
+    """A code directive as fenced code: ``lines`` are its options and then ``body``, its code."""
+    return _fenced(_titled_code(lang, lines[:len(lines) - len(body)]), _body(body))
+
+
 def _fenced(lang: str, body: list[str]) -> list[str]:
     """``body`` as fenced code, the fence longer than any backtick run inside it."""
     longest = max((len(r) for x in body for r in re.findall(r"`{3,}", x)), default=2)
@@ -281,8 +286,7 @@ class _Markdown:
             body = body[1:]
         name = name.split(":")[-1]
         if name in _CODE_DIRECTIVES:
-            lang = _titled_code(args, options[:len(options) - len(body)])
-            return [indent + x for x in _fenced(lang, _body(body))] + [""]
+            return [indent + x for x in _code(args, options, body)] + [""]
         if name in _DROPPED_DIRECTIVES or _generated(name, body):
             return []
         if name == "eval-rst":
@@ -640,7 +644,7 @@ class _Rst:
                                                             and _OPTION.match(body[1]))):
                 body = body[1:]
             if name in _CODE_DIRECTIVES:
-                return _fenced(_titled_code(args, options[:len(options) - len(body)]), _body(body)) + [""]
+                return _code(args, options, body) + [""]
             if name in _DROPPED_DIRECTIVES or _generated(name, body):
                 return []
             if name == "rubric":

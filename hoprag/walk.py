@@ -247,7 +247,8 @@ def bridges(question: str, read: Sequence[Passage], view: Bridging, skip: set[st
             if spread < 2 or (most is not None and spread > most):
                 continue
             said = set(content(context))
-            doers = {agents[s] for s in map(stem, said - asked) if s in agents}  # the deed said, its doer asked
+            # the deed said, its doer asked (no stems to take for a question naming no doer: most of them)
+            doers = {agents[s] for s in map(stem, said - asked) if s in agents} if agents else set()
             bearing = sum(view.idf.get(t, 0.0) for t in said & asked | doers)
             score = bearing / (1 + rank)
             if bearing > 0 and bearing >= least and (key not in best or score > best[key][0]):
