@@ -62,8 +62,11 @@ ASKS_AT = r"(?:^|[.?!;,]\s+)"
 _HOW = re.compile(rf"(?i){ASKS_AT}\s*(how\b(?!\s+{_QUANTITY})|what(?:'s| is) the (?:syntax|command|way)\b"
                   r"|what (?:do|should|must|can) (?:i|you|we) (?:add|put|write|type|run|enter|paste)\b"
                   r"|(?:what|which)\s+(?:[\w-]+\s+){1,3}?(?:should|must|do|can)\s+(?:i|you|we)\s+(?:set|use|add|pass|put|"
-                  r"write|run|enable|configure)\b)"
-                  r"|\b(example|snippet|syntax)\b")
+                  r"write|run|enable|configure)\b)")
+#: ... or one asking to be shown ("an example of a custom converter") -- unless it asks for a value or an amount:
+#: "the default timeout for running a code snippet" asks for the timeout, the snippet is what it is for; "for
+#: example" gives one of what it asks about.
+_SHOW = re.compile(r"(?i)(?<!\bfor )\b(?:example|snippet|syntax)\b")
 _HOW_MANY = re.compile(rf"(?i){ASKS_AT}\s*(?:how\s+{_QUANTITY}"
                        # "What exit code ...", "Which port ...", "What status code ...": a number answers
                        r"|(?:what|which)\s+(?:[\w-]+\s+)?(?:(?:exit|status|return|error|http|response)\s+codes?|ports?)\b)")
@@ -212,9 +215,10 @@ class Question:
                 self.words.setdefault(key, name)
                 self.weights[key] = max(self.weights.get(key, 0.0), max(parts))
         self.total = sum(self.weights.values())
-        self.how = bool(_HOW.search(text))
         self.quantity = bool(_HOW_MANY.search(text))
         self.default = len(_DEFAULT.findall(text)) > len(_ASIDE.findall(text))
+        self.how = bool(_HOW.search(text)) or (_SHOW.search(text) is not None and not self.quantity
+                                               and not self.default)
         self.history = bool(_HISTORY.search(text))
         #: does it ask which thing ("Which exception does it raise ...?"): a name answers
         self.which = _WHICH.search(text) is not None
@@ -288,9 +292,12 @@ def states_default(text: str) -> bool:
     return _DEFAULT.search(text) is not None
 
 
-def gives_default(text: str) -> bool:
-    """Does ``text`` say what a default is and give it ("Default: `timedelta(days=31)`"), in code or a number?"""
-    return states_default(text) and (INLINE_CODE.search(text) is not None or states_number(text))
+def gives_default(question: Question, text: str) -> bool:
+    """Does ``text`` say what a default is and give it ("Default: `timedelta(days=31)`"), in code or a number? Code
+    naming only the question's words names what the default is of ("The default timeout ... sent to the
+    `RemoteControl` `/execute` endpoint"), not a value."""
+    return states_default(text) and (states_number(text) or any(
+        not (said := stems(code)) or said - question.weights.keys() for code in INLINE_CODE.findall(text)))
 
 
 def _units(text: str) -> list[tuple[int, int, bool]]:
@@ -627,7 +634,7 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     # "How many ...": of the sentences about it, those stating a number; "What is the default ...": of
     # those, the ones saying what it is by default, and of these the ones giving it (in code or a number)
     for asks, states in ((question.quantity, states_number), (question.default, states_default),
-                         (question.default, gives_default)):
+                         (question.default, partial(gives_default, question))):
         if asks:
             stated = [x for x in stated if states(text[units[-x[2]][0]:units[-x[2]][1]])] or stated
     best = -max(scored if question.how or not stated else stated)[2]

@@ -267,6 +267,21 @@ def test_a_question_asking_for_a_default_is_answered_by_the_sentence_saying_it()
     assert [h.text for h in asked.highlights] == ["A setting holds it, defaulting to 30 seconds."]
 
 
+def test_a_question_for_a_default_naming_a_snippet_asks_for_the_value_not_to_be_shown():
+    """"What is the default timeout for running a code snippet ...?" asks for a value: "snippet" names what the
+    timeout is for, it does not ask for one -- the "Default:" line answers, not the description beside it. Asked for
+    an example of it, the question is one of how (control); "for example" gives one, it asks for none."""
+    text = ("##### RUN_TIMEOUT\n\nDefault: `30.0`\n\nThe default timeout in seconds for running a single code "
+            "snippet sent to the `/execute` endpoint. Override it per request via the `timeout_sec` field.")
+    asked = Question("What is the default timeout for running a single code snippet sent to the /execute endpoint?",
+                     {}, 10)
+    assert asked.default and not asked.how
+    # the sentence saying "default" names the endpoint in code, the question's own word: it gives no value
+    assert "Default: `30.0`" in [h.text for h in assess(asked, text).highlights]
+    assert Question("Is there an example of a code snippet sent to the endpoint?", {}, 10).how
+    assert not Question("Which setting renames the cookie, for example to add a prefix?", {}, 10).how
+
+
 def test_a_question_setting_the_default_aside_does_not_ask_for_it():
     """"... a different error response instead of the default 403?" asks for the other thing: the sentence
     saying it answers, not one saying what a default is. Control: asked for the default, that one answers."""

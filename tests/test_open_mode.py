@@ -442,6 +442,21 @@ def test_a_camelcase_name_is_not_heard_in_its_parts():
     assert policy.unheard(drive(engine, "Is Bash-completion generated?", budget=4)["ledger"]) == []
 
 
+def test_a_name_glued_to_code_marks_is_heard_as_the_search_spelled_it():
+    """"... to use a __Host- cookie prefix?" over docs naming the `__Host-` prefix: the search weighed
+    "host-", the name the question asks about is there -- no abstention on "Host". A prefix the docs never
+    name ("__Secure-") stays unheard (control)."""
+    docs = (Doc("name", "The setting `xsrf_cookie_name` changes the name of the XSRF cookie, to use the `__Host-` "
+                "cookie prefix.", PUBLIC, title="Settings", document="web.md"),
+            Doc("other", "Cookies are signed with the secret.", PUBLIC, title="Cookies", document="cookies.md"))
+    engine = Engine(Corpus(docs, Lexicon(()), None, None), "bm25-titles")
+    run = drive(engine, "Which setting renames the XSRF cookie, to use a __Host- cookie prefix?", budget=4)
+    assert policy.unheard(run["ledger"]) == []
+    assert run["grade"]["status"] == "sufficient" and run["grade"]["answer_doc"] == "name"
+    other = drive(engine, "Which setting renames the XSRF cookie, to use a __Secure- cookie prefix?", budget=4)
+    assert policy.unheard(other["ledger"]) == ["Secure"]
+
+
 def test_a_passage_fitting_less_answers_when_its_sentences_hold_the_questions_rarest_word():
     """A paraphrase shares few words with its answer, but keeps the specific one ("ftp"): a passage fitting
     less than ANSWERS answers when the sentences it quotes hold the rarest word the docs hold -- and not when

@@ -19,7 +19,7 @@ from hoprag.assess import (INLINE_CODE, ITEM as _ITEM, Question, gives_default, 
 from hoprag.corpus import Doc
 from hoprag.entities import norm
 from hoprag.lexicon import Lexicon, Relation
-from hoprag.tokens import content, identifiers
+from hoprag.tokens import content, identifiers, tokenize
 from hoprag.verdict import Resolution, assess_all, resolve
 from hoprag.text import is_entity, is_name
 from hoprag.walk import BridgeWalker, Budget, Hop, edges_of, fuse, reach, relation_graph, specific
@@ -451,7 +451,7 @@ def _shown(ledger: Ledger, ranked: list[dict[str, Any]], asked: str | None = Non
             floor = best - HOW_TIED if best < ANSWERS else max(ANSWERS, best - HOW_TIED)
             coded = next((h for h in ranked if fit(h) >= floor and _shows_code(h)), None)
     elif question.default:
-        coded = next((h for h in tied if any(gives_default(x["text"]) for x in h["highlights"])), None)
+        coded = next((h for h in tied if any(gives_default(question, x["text"]) for x in h["highlights"])), None)
     else:
         coded = next((h for h in tied if any(stems(span) & question.weights.keys() for x in h["highlights"]
                                              for span in INLINE_CODE.findall(x["text"]))), None)
@@ -582,26 +582,35 @@ def _see_also(ledger: Ledger) -> list[dict[str, str]]:
     return list(out.values())[:SEE_ALSO]
 
 
+#: The run of word characters and hyphens a name stands in ("__Host-"): the search weighed the question's words so.
+_RUN = re.compile(r"[-\w]*")
+_RUN_AT = re.compile(r"[-\w]*\Z")
+
+
 def unheard(ledger: Ledger) -> list[str]:
     """The names a question asks about that nothing the caller may read holds in any form ("Can Black
     format Rust files?" over docs that never say "Rust"): capitalised words past a sentence's first, none of
     whose words the search weighed. A CamelCase name is one word: pages saying "web" and "assembly" do not
-    mention "WebAssembly" (a hyphenated one is heard in its words: "bash completion" for "Bash-completion").
+    mention "WebAssembly" (a hyphenated one is heard in its words: "bash completion" for "Bash-completion"; one
+    glued to code marks as the search spelled it: "host-" for the cookie prefix "__Host-").
     No page can answer about them -- the honest answer is to say so. A name in parentheses is an example or
     another name of what the question asks about ("a non-standard HTTP method (PURGE)", "Chain of Verification
     (CoVe)"): the question does not hang on it.
     """
     weights = ledger.get("weights") or {}
     out = []
-    aside = [m.span() for m in re.finditer(r"\([^()]*\)", ledger["question"])]
-    for m in re.finditer(r"[A-Za-z][\w+.-]*[\w+]|[A-Za-z]", ledger["question"]):
-        word, before = m.group(), ledger["question"][:m.start()].rstrip()
+    question = ledger["question"]
+    aside = [m.span() for m in re.finditer(r"\([^()]*\)", question)]
+    for m in re.finditer(r"[A-Za-z][\w+.-]*[\w+]|[A-Za-z]", question):
+        word, before = m.group(), question[:m.start()].rstrip()
         if not before or before.endswith((".", "?", "!", ":")) or not is_name(word):
             continue  # a sentence's first word is capitalised whatever it is
         if any(a < m.start() < b for a, b in aside):
             continue
         words = content(identifiers(word) if "-" in word else word)
-        if words and not any(w in weights for w in words) and word not in out:
+        run = _RUN_AT.search(question, 0, m.start()).group() + word + _RUN.match(question, m.end()).group()
+        spelled = tokenize(run)
+        if words and not any(w in weights for w in (*words, *spelled)) and word not in out:
             out.append(word)
     return out
 
