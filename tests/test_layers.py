@@ -24,7 +24,7 @@ AGENT_USES_FROM_ENGINE = frozenset({
     "hoprag.lexicon.Lexicon", "hoprag.lexicon.Relation",
     "hoprag.settings.NOTED",
     "hoprag.text.is_entity", "hoprag.text.is_name",
-    "hoprag.tokens.content", "hoprag.tokens.identifiers", "hoprag.tokens.token_count",
+    "hoprag.tokens.content", "hoprag.tokens.identifiers", "hoprag.tokens.token_count", "hoprag.tokens.tokenize",
     "hoprag.verdict.Resolution", "hoprag.verdict.assess_all", "hoprag.verdict.resolve",
     "hoprag.walk.DEFAULT_BUDGET", "hoprag.walk.BridgeWalker", "hoprag.walk.Budget", "hoprag.walk.Hop",
     "hoprag.walk.edges_of", "hoprag.walk.fuse", "hoprag.walk.reach", "hoprag.walk.relation_graph", "hoprag.walk.specific",
