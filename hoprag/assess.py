@@ -70,8 +70,11 @@ _SHOW = re.compile(r"(?i)(?<!\bfor )\b(?:example|snippet|syntax)\b")
 _HOW_MANY = re.compile(rf"(?i){ASKS_AT}\s*(?:how\s+{_QUANTITY}"
                        # "What exit code ...", "Which port ...", "What status code ...": a number answers
                        r"|(?:what|which)\s+(?:[\w-]+\s+)?(?:(?:exit|status|return|error|http|response)\s+codes?|ports?)\b)")
-_NUMBER = re.compile(r"(?i)\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty"
-                     r"|fifty|hundred|thousand|million|billion|once|twice|dozens?|half)\b")
+#: A web address written out in the text.
+_LINK = re.compile(r"\b(?:https?|ftp)://\S+")
+#: ("one" as a pronoun counts nothing: "the URL is one that may modify data"; nor "Once" opening a clause)
+_NUMBER = re.compile(r"(?i)\d|\b(?:one(?!\s+(?:that|which|who|of)\b)|two|three|four|five|six|seven|eight|nine|ten|eleven"
+                     r"|twelve|twenty|thirty|forty|fifty|hundred|thousand|million|billion|(?-i:once)|twice|dozens?|half)\b")
 #: A heading naming a release ("pytest 3.8.0 (2018-09-05)", "0.115.0", "Version 3.0.3", "v2.1 release notes"):
 #: what is under it says what changed then, not how things are now.
 _RELEASE = re.compile(r"(?i)^(?:[a-z][\w.-]*\s+)?(?:version\s+|release\s+|v)?\d+(?:\.\d+){1,3}(?:[a-z]+\d*|[.-]\w+)*"
@@ -283,8 +286,9 @@ def names_new(question: Question, text: str) -> bool:
 
 
 def states_number(text: str) -> bool:
-    """Does ``text`` state a quantity (a numeral or a number word)?"""
-    return _NUMBER.search(text) is not None
+    """Does ``text`` state a quantity (a numeral or a number word)? A link's digits state none ("See
+    https://github.com/Pylons/pyramid/pull/3300")."""
+    return _NUMBER.search(_LINK.sub(" ", text)) is not None
 
 
 def states_default(text: str) -> bool:

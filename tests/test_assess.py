@@ -8,7 +8,7 @@ import pytest
 from mcp import Client
 
 from hoprag.access import Principal
-from hoprag.assess import MAX_CODE_CHARS, Question, assess, release_notes, stems
+from hoprag.assess import MAX_CODE_CHARS, Question, assess, release_notes, states_number, stems
 from hoprag.corpus import Corpus, Doc
 from hoprag.engine import Engine
 from hoprag.lexicon import Lexicon
@@ -265,6 +265,18 @@ def test_a_question_asking_for_a_default_is_answered_by_the_sentence_saying_it()
     defaulting = text.replace("By default it is 30 seconds.", "A setting holds it, defaulting to 30 seconds.")
     asked = assess(Question("Which request timeout does it default to?", idf, 10), defaulting)
     assert [h.text for h in asked.highlights] == ["A setting holds it, defaulting to 30 seconds."]
+
+
+@pytest.mark.parametrize(("text", "states"), [
+    ("If the URL is one that may modify or delete data, the consequences can be dire.", False),  # a pronoun
+    ("Once Lingua is installed, you may extract a message catalog.", False),  # a conjunction
+    ("See https://github.com/Pylons/pyramid/pull/3300 for the change.", False),  # a link's digits
+    ("The session holds fewer than 4000 bytes.", True), ("Only one worker runs.", True),
+    ("It retries once.", True), ("One of the workers restarts.", False)])
+def test_a_quantity_is_a_number_the_text_states(text, states):
+    """"How much data can I store ...?" is answered by a sentence stating a number: a pronoun "one", "Once" opening
+    a clause and the digits of a link state none, and a changelog entry linking its pull request is no answer."""
+    assert states_number(text) is states
 
 
 def test_a_question_for_a_default_naming_a_snippet_asks_for_the_value_not_to_be_shown():
