@@ -429,7 +429,7 @@ def test_which_thing_is_asked_wherever_the_asking_starts():
     ("Aliases are often chained. In this case the alias cannot be resolved, since the chain goes in a loop."
      "{gap}Then it stops with a `{name}`. Chains resolve lazily.",
      "Which exception do I get when resolving an alias chain that loops?", "Can an alias chain that loops be resolved?",
-     "CyclicAliasError", "alias", "In this case"),
+     "CyclicAliasError", "alias", "Aliases are often chained"),  # "In this case" reads with what the case is
 ], ids=["how", "which"])
 def test_an_answer_reads_on_in_its_paragraph_to_the_sentence_naming_what_is_asked(said: str, asked: str, whether: str,
                                                                                  name: str, unnamed: str, first: str):
@@ -604,6 +604,16 @@ def test_an_answer_brings_the_sentences_it_refers_back_to_and_the_instead_after_
     assert "If that is a problem, use the `stream_with_context` wrapper." in said and said[-1].startswith("```")
     cut = stream.replace(" This will keep", "\n\nThis will keep")  # referring back across a paragraph break
     assert not any("use the `stream_with_context`" in h.text for h in assess(kept, cut).highlights)
+    # a sentence opening on "In that case", "With these ..." refers back too; "In this section" points at the page
+    group = ("By default, the help page is shown when no subcommand is given. This behavior can be changed by passing "
+             "`invoke_without_command=True` to a group. In that case, the callback is always invoked instead.")
+    run = Question("When is the callback always invoked instead?", {}, 10)
+    said = [h.text for h in assess(run, group).highlights]
+    assert "This behavior can be changed by passing `invoke_without_command=True` to a group." in said
+    assert said[-1].startswith("In that case")
+    section = group.replace("In that case, the", "In this section, the")
+    assert [h.text for h in assess(run, section).highlights] == [
+        "In this section, the callback is always invoked instead."]
 
 
 def test_an_introduced_list_item_introducing_code_brings_it_too():
