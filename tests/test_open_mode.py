@@ -457,6 +457,25 @@ def test_a_name_glued_to_code_marks_is_heard_as_the_search_spelled_it():
     assert policy.unheard(other["ledger"]) == ["Secure"]
 
 
+def test_a_question_for_an_amount_of_the_default_thing_is_answered_by_the_number():
+    """"How much data can I store with the default cookie-based session factory?" asks for an amount: "default" says
+    which factory. The page stating it in a number answers, not one covering more words that gives a default in code
+    (a CSRF policy); a hit too weak to answer alone does not jump ahead for stating a number. Control: asked for the
+    default itself, the page giving it answers."""
+    docs = (Doc("sess", "Data stored by the cookie session factory is limited: at most 4000 bytes fit.", PUBLIC,
+                title="Sessions", document="sessions.md"),
+            Doc("csrf", "By default the framework comes with a session-based CSRF implementation "
+                "`SessionCSRFStoragePolicy`. A cookie-based factory `CookieCSRFStoragePolicy` can store the token "
+                "without a session.", PUBLIC, title="CSRF", document="security.md"),
+            Doc("news", "Version 2 of the cookie parser changed the default, see https://example.org/pull/3300.",
+                PUBLIC, title="Changes", document="changes.md"))
+    engine = Engine(Corpus(docs, Lexicon(()), None, None), "bm25-titles")
+    run = drive(engine, "How much data can I store with the default cookie-based session factory?", budget=4)
+    assert run["grade"]["status"] == "sufficient" and run["grade"]["answer_doc"] == "sess"
+    default = drive(engine, "What is the default CSRF implementation of the cookie-based session factory?", budget=4)
+    assert default["grade"]["status"] == "sufficient" and default["grade"]["answer_doc"] == "csrf"
+
+
 def test_a_passage_fitting_less_answers_when_its_sentences_hold_the_questions_rarest_word():
     """A paraphrase shares few words with its answer, but keeps the specific one ("ftp"): a passage fitting
     less than ANSWERS answers when the sentences it quotes hold the rarest word the docs hold -- and not when

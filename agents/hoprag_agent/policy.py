@@ -406,7 +406,8 @@ def _answering(ledger: Ledger, search: dict[str, Any], asked: str | None = None)
     """A search's trusted hits that can answer, best covering first (ties: rank order): each with its
     highlights minus any sentence the injection detector flags -- flagged text never becomes an answer.
     A "how many" question is answered by a number: hits whose highlights state one come first; a question
-    asking for a default, by what the default is: hits whose highlights say "default" come first. Release
+    asking for a default, by what the default is: hits whose highlights say "default" come first -- of the hits
+    that could answer at all (:data:`SPECIFIC`): a weak hit does not jump ahead for stating a number. Release
     notes fall behind by :data:`RELEASE_NOTES`. A hit not holding a versioned name the question asks about ("HTTP/2")
     as written answers nothing of it: the search matched its parts ("HTTP", "2"). ``asked``: the part of a compound
     question the search was for (:func:`parts`) -- it is what the hits answer, not the whole."""
@@ -425,7 +426,7 @@ def _answering(ledger: Ledger, search: dict[str, Any], asked: str | None = None)
         later = not question.history and release_notes(hit["section"])
         return fit(hit) - (RELEASE_NOTES if later else 0.0)
 
-    return sorted(out, key=lambda h: (question.quantity and silent(h, states_number),
+    return sorted(out, key=lambda h: (ranked_fit(h) < SPECIFIC, question.quantity and silent(h, states_number),
                                       question.default and silent(h, states_default), -ranked_fit(h), h["rank"]))
 
 
@@ -433,8 +434,9 @@ def _shown(ledger: Ledger, ranked: list[dict[str, Any]], asked: str | None = Non
     """Among hits that fit as well as the best (within :data:`TIED`), the one saying it the way the question
     asks comes first: for a "how" question the first that shows code (documentation answers "how" in code,
     and the sentence about it alone does not) -- when the best shows no code at all, the first within
-    :data:`HOW_TIED` naming any; else for one asking for a default, the first giving it in code
-    or a number ("Default: `timedelta(days=31)`"); else for a "which ..." question the first naming something
+    :data:`HOW_TIED` naming any; else for one asking for a default (not an amount of the default thing: "How much
+    data can I store with the default session factory?" is answered by a number, first already), the first giving
+    it in code or a number ("Default: `timedelta(days=31)`"); else for a "which ..." question the first naming something
     in code that holds a word of the question ("Which environment variable ..." -- `PIP_CONFIG_FILE`). ``asked``: as
     for :func:`_answering`."""
     question = _question(ledger, asked)
@@ -450,11 +452,13 @@ def _shown(ledger: Ledger, ranked: list[dict[str, Any]], asked: str | None = Non
             best = fit(ranked[0])
             floor = best - HOW_TIED if best < ANSWERS else max(ANSWERS, best - HOW_TIED)
             coded = next((h for h in ranked if fit(h) >= floor and _shows_code(h)), None)
-    elif question.default:
+    elif question.default and not question.quantity:
         coded = next((h for h in tied if any(gives_default(question, x["text"]) for x in h["highlights"])), None)
-    else:
+    elif question.which:
         coded = next((h for h in tied if any(stems(span) & question.weights.keys() for x in h["highlights"]
                                              for span in INLINE_CODE.findall(x["text"]))), None)
+    else:
+        coded = None
     return ranked if coded is None else [coded, *(h for h in ranked if h is not coded)]
 
 
