@@ -70,9 +70,13 @@ def normalise(text: str) -> str:
 
 
 def says(answer: str, expected: Sequence[str]) -> bool:
-    """Every expected word or phrase is in the answer (as whole words, punctuation ignored)."""
-    said = f" {normalise(answer)} "
-    return all(f" {normalise(e)} " in said for e in expected)
+    """Every expected word or phrase is in the answer (as whole words, punctuation ignored). A phrase of
+    punctuation only -- a marker or an operator, "`???+`", "`===+`", "`->`" -- has no words: it is matched as
+    written, standing apart (quoted, in code or between spaces), so "???" is not said by "???+"."""
+    said, plain = f" {normalise(answer)} ", answer.lower()
+    return all(f" {normalise(e)} " in said if normalise(e) else
+               re.search(rf"(?:^|[\s`'\"(\[])({re.escape(e.strip())})(?=$|[\s`'\")\],;.:!?])", plain) is not None
+               for e in expected)
 
 
 def document_of(passage_id: str) -> str:

@@ -13,6 +13,7 @@ from collections import Counter
 import pytest
 from conftest import ROOT
 
+from benchmarks.docs import says
 from benchmarks.docs_questions import QuestionError, load_questions, main
 
 QUESTIONS = ROOT / "eval_sets" / "docs_questions.jsonl"
@@ -76,3 +77,15 @@ def test_the_checker_cli_reports_counts_or_the_problem(tmp_path, capsys):
     bad.write_text("{not json\n", encoding="utf-8")
     assert main([str(bad)]) == 1
     assert "bad.jsonl:1: not valid JSON" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("answer", "expected", "said"), [
+    ("Use `???` to start a details block or `???+` to start it open.", ["???+"], True),
+    ("If you'd like to force a tab to be selected, simply use ===+, otherwise the first is.", ["===+"], True),
+    ("Use `???+` to start it open.", ["???"], False),  # a longer marker is another one
+    ("Use `???` to start a details block.", ["???+"], False),
+    ("Call `client.off(...)` to stop.", ["client.off"], True), ("It holds 50 items.", ["5"], False)])
+def test_an_answer_says_a_phrase_of_punctuation_only_as_written(answer, expected, said):
+    """A gold phrase of punctuation only (a marker or an operator) has no words to match: read as spaces it matched
+    nothing, so a right answer scored wrong. It is matched as written, standing apart. Controls: words as before."""
+    assert says(answer, expected) is said
