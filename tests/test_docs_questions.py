@@ -70,6 +70,15 @@ def test_a_broken_question_is_one_line_naming_line_and_field(tmp_path, change, m
     assert message in str(err.value) and "\n" not in str(err.value)
 
 
+def test_the_gold_reads_inline_code_as_its_text(tmp_path):
+    """"-g option" is in a page saying "The ``-g`` option guesses ...": backticks are markup. Control: a word the page
+    does not hold is still an error."""
+    (tmp_path / "a.rst").write_text("The ``-g`` option guesses the lexer.\n", encoding="utf-8")
+    load_questions(_write(tmp_path, {**GOOD, "answer": ["-g option"], "pages": ["a.rst"]}), tmp_path)
+    with pytest.raises(QuestionError, match="'-x option' does not occur in a.rst"):
+        load_questions(_write(tmp_path, {**GOOD, "answer": ["-x option"], "pages": ["a.rst"]}), tmp_path)
+
+
 def test_the_checker_cli_reports_counts_or_the_problem(tmp_path, capsys):
     assert main([str(QUESTIONS), "--docs", str(CORPUS / "docs")]) == 0
     assert "48 questions; direct: 10 dev, 10 holdout" in capsys.readouterr().out
