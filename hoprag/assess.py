@@ -680,6 +680,11 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
                 names_new(question, text[units[i][0]:units[i][1]]) for i in chosen):
             # a "which ..." answer naming nothing: read on to the sentence naming it
             chosen += _read_on(text, units, max(chosen), MAX_SENTENCES - len(chosen), partial(names_new, question))
+            shown_next = max(chosen) + 1
+            if (not any(names_new(question, text[units[i][0]:units[i][1]]) for i in chosen)
+                    and shown_next < len(units) and units[shown_next][2] and not _parted(text, units, shown_next)
+                    and stems(text[units[shown_next][0]:units[shown_next][1]]) - question.weights.keys()):
+                chosen.append(shown_next)  # ... or to the code right after it, which names it ("$ tox -e mapfiles")
         if question.how:  # a how answer's code is its answer ("If you want to send JSON data:" then the call): it counts
             focus = question.covered(set().union(heads[best], *(own[i] for i in chosen)))
     chosen += _context(text, units, chosen)

@@ -447,6 +447,20 @@ def test_an_answer_reads_on_in_its_paragraph_to_the_sentence_naming_what_is_aske
     assert not any(name in h.text for h in assess(question, said.format(gap="\n\n", name=name)).highlights)
 
 
+def test_a_which_answer_naming_nothing_shows_the_code_right_after_it():
+    """"Which tox command rebuilds the lexer mapping?": the docs say "... made publicly known by rebuilding the lexer
+    mapping." and show the command in the block after it -- the block names what the sentence does not. Controls: a
+    block past a heading is another section's, and a question asking whether, not which, is answered by the sentence."""
+    text = ("* Next, list the lexer class in `__all__`.\n\n* Finally the lexer can be made publicly known by rebuilding "
+            "the lexer mapping.\n\n```console\n$ tox -e mapfiles\n```\n\nRun the tests afterwards.")
+    which = Question("After adding a lexer, which tox command rebuilds the lexer mapping?", {}, 10)
+    assert [h.text for h in assess(which, text).highlights][-1] == "```console\n$ tox -e mapfiles\n```"
+    parted = text.replace("\n\n```console", "\n\n## Testing\n\n```console")
+    assert not any("mapfiles" in h.text for h in assess(which, parted).highlights)
+    whether = Question("Can the lexer mapping be rebuilt after adding a lexer?", {}, 10)
+    assert not any("mapfiles" in h.text for h in assess(whether, text).highlights)
+
+
 def test_a_which_answer_names_in_quotes_too():
     """"What macOS service ...?": the sentence after the answer names it in quotes -- "AirPlay Receiver"."""
     service = Question("flask run says the address is in use. What macOS service uses port 5000?", {}, 10)
