@@ -550,9 +550,11 @@ def _grown(question: Question, units: list[tuple[int, int, bool]], own: list[set
 
 
 #: A sentence referring back to the one before it ("This variable can also be set to ...", "It is ...", "With these
-#: configured, ...", "In that case ..."): it reads only with that one. "In this section" points at the page, not back.
+#: configured, ...", "In that case ...", "If you are using this plugin, ..."): it reads only with that one. "In this
+#: section" points at the page, not back.
 _REFERS = re.compile(r"(?:This|These|Those|It|They|Such)\b|(?:With|Without|Given|Using|For|In) (?:this|these|that|those"
-                     r"|such)\b(?! (?:section|chapter|tutorial|guide|page|document|step|example|part)\b)")
+                     r"|such)\b(?! (?:section|chapter|tutorial|guide|page|document|step|example|part)\b)"
+                     r"|(?:If|When|Once|Unless|While)\b[^,.;:\n]*?\bth(?:is|ese)\b(?! (?:section|chapter|tutorial|guide|page)\b)")
 #: A sentence saying what to do in place of what the sentences before it describe ("Instead, use ...").
 _INSTEAD = re.compile(r"Instead\b")
 #: ... or to what it states, later in it ("... can be used to find this out").

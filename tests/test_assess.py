@@ -628,6 +628,13 @@ def test_an_answer_brings_the_sentences_it_refers_back_to_and_the_instead_after_
     section = group.replace("In that case, the", "In this section, the")
     assert [h.text for h in assess(run, section).highlights] == [
         "In this section, the callback is always invoked instead."]
+    # ... and so does a clause opening it: "If you are using this plugin, ..." reads with the sentence naming it
+    minify = ("Math may not render in MkDocs. Ask whether you are using the `minify` plugin. If you are using this "
+              "plugin, you must stop using it or switch to the default mode.")
+    stop = Question("Which plugin must I stop using, or else switch to the default mode?", {}, 10)
+    assert "Ask whether you are using the `minify` plugin." in [h.text for h in assess(stop, minify).highlights]
+    plain = minify.replace("If you are using this plugin, you", "Users of plugins")
+    assert "Ask whether you are using the `minify` plugin." not in [h.text for h in assess(stop, plain).highlights]
 
 
 def test_an_introduced_list_item_introducing_code_brings_it_too():
