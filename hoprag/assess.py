@@ -552,9 +552,11 @@ def _grown(question: Question, units: list[tuple[int, int, bool]], own: list[set
 #: A sentence referring back to the one before it ("This variable can also be set to ...", "It is ...", "With these
 #: configured, ...", "In that case ...", "If you are using this plugin, ..."): it reads only with that one. "In this
 #: section" points at the page, not back.
-_REFERS = re.compile(r"(?:This|These|Those|It|They|Such)\b|(?:With|Without|Given|Using|For|In) (?:this|these|that|those"
-                     r"|such)\b(?! (?:section|chapter|tutorial|guide|page|document|step|example|part)\b)"
-                     r"|(?:If|When|Once|Unless|While)\b[^,.;:\n]*?\bth(?:is|ese)\b(?! (?:section|chapter|tutorial|guide|page)\b)")
+#: Nouns naming a part of the docs themselves: "this section" points at the page, not back.
+_PAGE = r"section|chapter|tutorial|guide|page"
+_REFERS = re.compile(rf"(?:This|These|Those|It|They|Such)\b|(?:With|Without|Given|Using|For|In) (?:this|these|that|those"
+                     rf"|such)\b(?! (?:{_PAGE}|document|step|example|part)\b)"
+                     rf"|(?:If|When|Once|Unless|While)\b[^,.;:\n]*?\bth(?:is|ese)\b(?! (?:{_PAGE})\b)")
 #: A sentence saying what to do in place of what the sentences before it describe ("Instead, use ...").
 _INSTEAD = re.compile(r"Instead\b")
 #: ... or to what it states, later in it ("... can be used to find this out").
@@ -681,10 +683,10 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
         elif question.which and not question.how and len(chosen) < MAX_SENTENCES and not any(
                 names_new(question, text[units[i][0]:units[i][1]]) for i in chosen):
             # a "which ..." answer naming nothing: read on to the sentence naming it
-            chosen += _read_on(text, units, max(chosen), MAX_SENTENCES - len(chosen), partial(names_new, question))
+            named = _read_on(text, units, max(chosen), MAX_SENTENCES - len(chosen), partial(names_new, question))
+            chosen += named  # through the sentence naming it, or none
             shown_next = max(chosen) + 1
-            if (not any(names_new(question, text[units[i][0]:units[i][1]]) for i in chosen)
-                    and shown_next < len(units) and units[shown_next][2] and not _parted(text, units, shown_next)
+            if (not named and shown_next < len(units) and units[shown_next][2] and not _parted(text, units, shown_next)
                     and stems(text[units[shown_next][0]:units[shown_next][1]]) - question.weights.keys()):
                 chosen.append(shown_next)  # ... or to the code right after it, which names it ("$ tox -e mapfiles")
         if question.how:  # a how answer's code is its answer ("If you want to send JSON data:" then the call): it counts
