@@ -104,7 +104,7 @@ _CHANGE = re.compile(r"(?i)\b(?:change|changes|configure|configures|override|ove
                      r"|turn(?:s)?\s+(?:it\s+|that\s+|this\s+)?off|switch(?:es)?\s+(?:it\s+|that\s+|this\s+)?off)\b")
 #: A question asking which thing -- of code, or one with a name ("Which exception ...", "What macOS service ..."):
 #: the answer names it, in code or in quotes.
-_WHICH = re.compile(rf"(?i){ASKS_AT}\s*(?:which|what)\s+(?:[\w.-]+\s+){{0,2}}?(?:variable|option|flag|setting|function|"
+_WHICH = re.compile(rf"(?i){ASKS_AT}\s*(?:which|what)\s+(?:[\w.-]+\s+){{0,3}}?(?:variable|option|flag|setting|function|"
                     r"method|class|parameter|argument|command|key|field|module|decorator|exception|error|hook|mode|"
                     r"attribute|propert(?:y|ie)|filter|environment|type|endpoint|header|package|library|service|tag|"
                     r"directive|processor|middleware|helper|signal|event|backend|extension|plugin)s?\b")
@@ -219,12 +219,18 @@ class Question:
                 self.weights[key] = max(self.weights.get(key, 0.0), max(parts))
         self.total = sum(self.weights.values())
         self.quantity = bool(_HOW_MANY.search(text))
-        self.default = len(_DEFAULT.findall(text)) > len(_ASIDE.findall(text))
+        which = _WHICH.search(text)
+        #: does it ask what something is by default -- not which default thing ("Which default Python Markdown
+        #: extension does ... replace?" asks for an extension)
+        asked = [m for m in _DEFAULT.finditer(text) if not (which and which.start() <= m.start() < which.end())]
+        self.default = len(asked) > len(_ASIDE.findall(text))
         self.how = bool(_HOW.search(text)) or (_SHOW.search(text) is not None and not self.quantity
                                                and not self.default)
         self.history = bool(_HISTORY.search(text))
         #: does it ask which thing ("Which exception does it raise ...?"): a name answers
-        self.which = _WHICH.search(text) is not None
+        self.which = which is not None
+        #: the names in code it asks about ("Which extension does `pymdownx.betterem` replace?")
+        self.names = [m.group() for m in _CODE_NAME.finditer(text)]
         #: does it ask how to change what happens ("..., and which parameter changes that?")
         self.changes = self.how or (not self.history and _CHANGE.search(text) is not None)
 
@@ -235,6 +241,11 @@ class Question:
         joined = [pair for key, pair in self.compounds.items() if key in found]
         found = found.union(*joined) if joined else found
         return sum(w for key, w in self.weights.items() if key in found) / self.total
+
+
+#: A name in code: an option, or an identifier joined by "_" or "." ("--log-level", "pymdownx.betterem",
+#: "max_body_size"); "e.g." is no name, and neither is a word in camel case ("macOS", "JavaScript").
+_CODE_NAME = re.compile(r"(?<![\w.-])(?:--?[a-z][\w-]+|(?!(?:e\.g|i\.e)\b)[A-Za-z_][\w.]*(?:_|\.[A-Za-z_])[\w.]*\w)")
 
 
 #: A line that starts a unit of its own: a list item, a table row, a quote, or a heading (skipped).
@@ -283,6 +294,14 @@ def names_new(question: Question, text: str) -> bool:
     """Does ``text`` name something the question does not -- in code, as a reference entry or in quotes ("Griffe will
     raise a `CyclicAliasError`", "searching for "AirPlay Receiver"") -- as the answer to a "which ..." question does?"""
     return any(stems(name) - question.weights.keys() for name in _named(text, quoted=True))
+
+
+def names_asked(question: Question, text: str) -> bool:
+    """Does ``text`` name what the question names in code, and something more, in code or as a name written as code
+    ("`pymdownx.betterem` replaces `markdown.extensions.smartstrong`." for "Which extension does pymdownx.betterem
+    replace ...?"; "`structlog.get_logger()` is typed as returning typing.Any")?"""
+    return any(name.lower() in text.lower() for name in question.names) and (names_new(question, text) or any(
+        stems(name.group()) - question.weights.keys() for name in _CODE_NAME.finditer(text)))
 
 
 def states_number(text: str) -> bool:
@@ -642,7 +661,8 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     stated = [x for x in scored if x[1] and x[0] > 0]
     # "How many ...": of the sentences about it, those stating a number; "What is the default ...": of
     # those, the ones saying what it is by default, and of these the ones giving it (in code or a number)
-    for asks, states in ((question.quantity, states_number), (question.default, states_default),
+    for asks, states in ((question.which and bool(question.names), partial(names_asked, question)),
+                         (question.quantity, states_number), (question.default, states_default),
                          (question.default, partial(gives_default, question))):
         if asks:
             stated = [x for x in stated if states(text[units[-x[2]][0]:units[-x[2]][1]])] or stated

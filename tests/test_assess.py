@@ -410,7 +410,7 @@ def test_a_heading_naming_a_release_or_release_notes_marks_them_and_one_mentioni
 
 
 def test_which_thing_is_asked_wherever_the_asking_starts():
-    """"Which variable ...", "Which environment variable ...", "Which pip config environment variable ..." (up to two
+    """"Which variable ...", "Which environment variable ...", "Which pip config environment variable ..." (up to three
     words before the kind of thing), "In tests, which option ..." and "What macOS service ..." ask which thing, one
     with a name; "Which is faster?" and "What is the default?" do not."""
     for asked in ("Which variable sets the line length?", "Which environment variable moves the cache?",
@@ -419,6 +419,30 @@ def test_which_thing_is_asked_wherever_the_asking_starts():
         assert Question(asked, {}, 10).which, asked
     for asked in ("Which is faster, the cache or the batch API?", "What is the default timeout?"):
         assert not Question(asked, {}, 10).which, asked
+    # "default" describing the thing asked for asks which one, not what a default is; control: "the default timeout"
+    named = Question("Which default Python Markdown extension does the new one replace?", {}, 10)
+    assert named.which and not named.default
+    assert Question("Which option sets the default timeout?", {}, 10).default
+
+
+def test_a_which_question_naming_code_is_answered_by_the_sentence_naming_it():
+    """"Which default Tool plugin does `tool.betty` replace ...?": the intro covers more of the question's common words
+    ("default", "plugins", "loaded at the same time"), the list item names `tool.betty` and what it replaces -- a
+    question naming a thing in code asks about that thing. Controls: without the name the intro answers; a sentence
+    naming the thing and nothing more ("Loading `tool.betty` twice is harmless.") answers nothing of "which"."""
+    text = ("Tool includes three plugins that are meant to **replace** their counterpart in the default Tool plugins; "
+            "**they cannot be loaded at the same time**. You need not use them all.\n\nAlso, include each plugin only once. "
+            "Some plugins bundle others.\n\n- `tool.fastx` replaces `core.plugins.fenced`.\n\n"
+            "- `tool.betty` replaces `core.plugins.strong`.\n\nLoading `tool.betty` twice is harmless.")
+    named = Question("Which default Tool plugin does tool.betty replace, so that the two cannot be loaded at the same "
+                     "time?", {}, 100)
+    assert [h.text for h in assess(named, text).highlights] == ["- `tool.betty` replaces `core.plugins.strong`."]
+    unnamed = Question("Which default Tool plugin does the new one replace, so that the two cannot be loaded at the "
+                       "same time?", {}, 100)
+    assert assess(unnamed, text).highlights[0].text.startswith("Tool includes")
+    bare = text.replace("`tool.betty` replaces `core.plugins.strong`", "`tool.betty` is one of them")
+    assert "core.plugins" not in " ".join(h.text for h in assess(named, bare).highlights)
+    assert not any("harmless" in h.text for h in assess(named, bare).highlights)
 
 
 @pytest.mark.parametrize("said, asked, whether, name, unnamed, first", [
