@@ -569,13 +569,15 @@ def _grown(question: Question, units: list[tuple[int, int, bool]], own: list[set
 
 
 #: A sentence referring back to the one before it ("This variable can also be set to ...", "It is ...", "With these
-#: configured, ...", "In that case ...", "If you are using this plugin, ..."): it reads only with that one. "In this
+#: configured, ...", "In that case ...", "If you are using this plugin, ...", "Instead of writing ..., it writes ..."):
+#: it reads only with that one. "In this
 #: section" points at the page, not back.
 #: Nouns naming a part of the docs themselves: "this section" points at the page, not back.
 _PAGE = r"section|chapter|tutorial|guide|page"
 _REFERS = re.compile(rf"(?:This|These|Those|It|They|Such)\b|(?:With|Without|Given|Using|For|In) (?:this|these|that|those"
                      rf"|such)\b(?! (?:{_PAGE}|document|step|example|part)\b)"
-                     rf"|(?:If|When|Once|Unless|While)\b[^,.;:\n]*?\bth(?:is|ese)\b(?! (?:{_PAGE})\b)")
+                     rf"|(?:If|When|Once|Unless|While)\b[^,.;:\n]*?\bth(?:is|ese)\b(?! (?:{_PAGE})\b)"
+                     r"|(?:Instead of|Unlike|Like|As with|Apart from)\b[^,.;:]*?,\s+(?:it|they)\b")
 #: A sentence saying what to do in place of what the sentences before it describe ("Instead, use ...").
 _INSTEAD = re.compile(r"Instead\b")
 #: ... or to what it states, later in it ("... can be used to find this out").

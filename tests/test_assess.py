@@ -659,6 +659,14 @@ def test_an_answer_brings_the_sentences_it_refers_back_to_and_the_instead_after_
     assert "Ask whether you are using the `minify` plugin." in [h.text for h in assess(stop, minify).highlights]
     plain = minify.replace("If you are using this plugin, you", "Users of plugins")
     assert "Ask whether you are using the `minify` plugin." not in [h.text for h in assess(stop, plain).highlights]
+    # ... and an opening contrast whose subject is "it": "Instead of ..., it writes ..." says what the thing named
+    # before does; control: a subject named in the sentence itself
+    style = ("The extension provides a third style called `tool-inline`. Instead of writing the numbers in the pre\n"
+             "like the default style does, it writes them as spans. The spans are un-selectable.")
+    spans = Question("Which style writes numbers as un-selectable spans?", {}, 10)
+    assert [h.text for h in assess(spans, style).highlights][0].startswith("The extension provides")
+    named = style.replace("does, it writes them", "does, the span style writes them")
+    assert not any("`tool-inline`" in h.text for h in assess(spans, named).highlights)
 
 
 def test_an_introduced_list_item_introducing_code_brings_it_too():
