@@ -570,8 +570,7 @@ def _grown(question: Question, units: list[tuple[int, int, bool]], own: list[set
 
 #: A sentence referring back to the one before it ("This variable can also be set to ...", "It is ...", "With these
 #: configured, ...", "In that case ...", "If you are using this plugin, ...", "Instead of writing ..., it writes ..."):
-#: it reads only with that one. "In this
-#: section" points at the page, not back.
+#: it reads only with that one.
 #: Nouns naming a part of the docs themselves: "this section" points at the page, not back.
 _PAGE = r"section|chapter|tutorial|guide|page"
 _REFERS = re.compile(rf"(?:This|These|Those|It|They|Such)\b|(?:With|Without|Given|Using|For|In) (?:this|these|that|those"
