@@ -120,9 +120,15 @@ def _turned(phrase: re.Match[str]) -> str:
     return "enable" if phrase.group(1).lower() == "on" else "disable"
 
 
+#: Stopping a thing from doing something is how a user says disabling it ("How do I stop the flask command from
+#: loading .env files?" -- "Disable dotenv"); stopping a thing ("stop the server") is not.
+_STOP_FROM = re.compile(r"(?i)\bstop(?:s|ped|ping)?\b(?=[^.?!,;]*?\bfrom\s+\w+ing\b)")
+
+
 def said(question: str) -> str:
-    """``question`` in documentation's words: turning a thing on or off is enabling or disabling it."""
-    return _TURN.sub(_turned, question)
+    """``question`` in documentation's words: turning a thing on or off, or stopping it from doing something, is
+    enabling or disabling it."""
+    return _STOP_FROM.sub("disable", _TURN.sub(_turned, question))
 
 
 #: "How do I make ..." -- not "When did she make What a Wonderful World?", where making is what is asked about.

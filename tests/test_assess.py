@@ -196,7 +196,8 @@ def test_a_word_the_view_holds_in_another_form_weighs_as_that_form():
 def test_turning_something_on_or_off_is_asked_and_said_as_enabling_or_disabling_it():
     """"Which option turns that off?" is answered by "Set `ignore-vcs` to `true` to disable this behavior", and by a
     passage saying "turn it off" too; the search weighs the question's "disable" as the view does. Control: "turn" in
-    another sense ("which in turn renders") says nothing of it."""
+    another sense ("which in turn renders") says nothing of it. "How do I stop the cache from filling up?" asks to
+    disable it; "How do I stop the cache?" does not."""
     asked = Question("How do I turn off the cache?", {}, 10)
     assert assess(asked, "Set `no_cache` to disable the cache.").coverage == 1.0
     assert assess(asked, "The cache is on by default; turn it off with `no_cache`.").coverage == 1.0
@@ -205,6 +206,11 @@ def test_turning_something_on_or_off_is_asked_and_said_as_enabling_or_disabling_
             Doc("b", "Enable the cache.", G, title="On"), Doc("c", "Nothing here.", G, title="Other"))
     view = Engine(Corpus(docs, Lexicon(()), None, None), "bm25").view(G)
     assert view.weights("How do I switch it off?") == {"disable": view.idf["disable"]}
+    # stopping a thing from doing something is disabling it too; stopping a thing is not (control)
+    stop = Question("How do I stop the cache from filling up?", {}, 10)
+    assert assess(stop, "Set `no_cache` to disable the cache filling up.").coverage == 1.0
+    assert view.weights("How do I stop the cache from filling?").keys() >= {"disable"}
+    assert "disable" not in view.weights("How do I stop the cache?")
 
 
 def test_a_how_many_question_is_answered_by_a_sentence_stating_a_number():
