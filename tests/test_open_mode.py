@@ -675,6 +675,20 @@ def test_a_versioned_name_the_question_asks_about_must_be_in_the_answer_as_writt
     assert drive(engine, "Does the development server support HTTP/3?")["grade"]["answer_doc"] == "push"
 
 
+def test_a_release_the_question_names_must_be_in_the_answer_as_written():
+    """"Which Python versions did Tool 6.6.0 drop support for?": the 5.1.0 notes saying "Tool 6.0 will drop support
+    for Python 2.7" hold every word and number of it (search splits 6.6.0 into 6 and 0); the 6.6.0 notes answer.
+    Control: asked of "6.6" (a two-part number is often a Python version the docs write otherwise), the words decide."""
+    docs = (Doc("old", "- Tool 6.0 will drop support for Python 2.7 and 3.4.", PUBLIC, title="What's new in Tool 5.1.0",
+                document="v5.1.0.md"),
+            Doc("new", "- Support for Python 3.9 and 3.10 is dropped.", PUBLIC, title="What's new in Tool 6.6.0",
+                document="v6.6.0.md"),
+            Doc("log", "Logs go to stderr.", PUBLIC, title="Logging", document="log.md"))
+    engine = Engine(Corpus(docs, Lexicon(()), None, None), "bm25-titles")
+    assert drive(engine, "Which Python versions did Tool 6.6.0 drop support for?")["grade"]["answer_doc"] == "new"
+    assert drive(engine, "Which Python versions did Tool 6.6 drop support for?")["grade"]["answer_doc"] == "old"
+
+
 def test_a_second_passage_adding_one_word_of_the_question_does_not_join_the_answer():
     """"How do I insert many rows at once efficiently?": the best passage says how, and a page whose example says
     "multiple keys at once" adds "once" -- one word of the question is no part of its answer a page holds, and the

@@ -28,8 +28,10 @@ from mcp_server.tools import MAX_QUERY_CHARS
 from .directives import directives
 
 Ledger = dict[str, Any]
-#: A versioned name: a protocol and its version ("HTTP/2", "TLS/1.3"), which search splits into words.
-_VERSIONED = re.compile(r"\b[A-Za-z]+/\d+(?:\.\d+)*\b")
+#: A versioned name: a protocol and its version ("HTTP/2", "TLS/1.3"), or a release ("6.6.0"), which search splits into
+#: words ("6", "0": the 5.1.0 notes saying "Tornado 6.0 will drop ..." hold them). A two-part number is often a
+#: Python version the docs write otherwise ("2.4pre1"), and is left to the words.
+_VERSIONED = re.compile(r"\b[A-Za-z]+/\d+(?:\.\d+)*\b|(?<![\d.])\d+\.\d+\.\d+(?![.\d]*\d)")
 #: The tools that spend the read budget: one unit per call of either, whatever it returns (a failed
 #: call reached the server too); the other tools are free.
 READS = ("search", "fetch")
@@ -408,7 +410,7 @@ def _answering(ledger: Ledger, search: dict[str, Any], asked: str | None = None)
     A "how many" question is answered by a number: hits whose highlights state one come first; a question
     asking for a default, by what the default is: hits whose highlights say "default" come first -- of the hits
     that could answer at all (:data:`SPECIFIC`): a weak hit does not jump ahead for stating a number. Release
-    notes fall behind by :data:`RELEASE_NOTES`. A hit not holding a versioned name the question asks about ("HTTP/2")
+    notes fall behind by :data:`RELEASE_NOTES`. A hit not holding a versioned name or release the question asks about ("HTTP/2", "6.6.0")
     as written answers nothing of it: the search matched its parts ("HTTP", "2"). ``asked``: the part of a compound
     question the search was for (:func:`parts`) -- it is what the hits answer, not the whole."""
     out = []
