@@ -410,9 +410,9 @@ def _answering(ledger: Ledger, search: dict[str, Any], asked: str | None = None)
     A "how many" question is answered by a number: hits whose highlights state one come first; a question
     asking for a default, by what the default is: hits whose highlights say "default" come first -- of the hits
     that could answer at all (:data:`SPECIFIC`): a weak hit does not jump ahead for stating a number. Release
-    notes fall behind by :data:`RELEASE_NOTES`. A hit not holding a versioned name or release the question asks about ("HTTP/2", "6.6.0")
-    as written answers nothing of it: the search matched its parts ("HTTP", "2"). ``asked``: the part of a compound
-    question the search was for (:func:`parts`) -- it is what the hits answer, not the whole."""
+    notes fall behind by :data:`RELEASE_NOTES`. A hit not holding a versioned name or a release the question asks
+    about ("HTTP/2", "6.6.0") as written answers nothing of it: the search matched its parts ("HTTP", "2"). ``asked``:
+    the part of a compound question the search was for (:func:`parts`) -- it is what the hits answer, not the whole."""
     out = []
     literal = [m.lower() for m in _VERSIONED.findall(asked or ledger["question"])]
     for rank, hit in enumerate(search.get("hits", [])):
