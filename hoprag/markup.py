@@ -49,6 +49,8 @@ _FENCE_HEADS, _DROPPED_HEADS, _CONTAINER_HEADS = frozenset("`~>-*+0123456789"), 
 _MARKUP_LINE = re.compile(r"\n[ \t]*[`~>\-*+0-9;{\[(!?=/:]")
 _MYST_TARGET = re.compile(r"^\([\w.:-]+\)=[ \t]*$")
 _OPTION = re.compile(r"^[ \t]*:[\w-]+:(?:[ \t].*)?$")
+#: reStructuredText's short form of an anonymous hyperlink target ("__ https://commonmark.org/").
+_ANONYMOUS_TARGET = re.compile(r"^__[ \t]+\S+[ \t]*$")
 
 _CODE_SPAN = re.compile(r"(`+)(?!`)(?:[^\n]|\n(?![ \t]*\n))*?(?<!`)\1(?!`)")
 _PLACEHOLDER = re.compile(r"\x00(\d+)\x00")
@@ -589,6 +591,9 @@ class _Rst:
                 i, literal_next = end, False
                 continue
             literal_next = False
+            if _ANONYMOUS_TARGET.match(line):  # "__ https://..." is ".. __: https://...", a link's target: nothing shown
+                i += 1
+                continue
             m = _EXPLICIT.match(line)
             if m:
                 end = _indented_end(lines, i + 1, indent)

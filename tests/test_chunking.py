@@ -409,6 +409,17 @@ def test_a_substitution_the_page_defines_reads_as_its_text():
     assert text == "JavaScript that calls `fetch()` and replaces content.\n\nSee |version|.\n\n```text\n|fetch| in code\n```"
 
 
+def test_an_anonymous_link_target_in_its_short_form_renders_nothing():
+    """Sphinx's Markdown page writes "Sphinx can use `MyST-Parser`__." and then "__ https://myst-parser..." lines, the
+    short form of ``.. __: URL``: the site shows the link, not the URLs, which were read as a paragraph of text (and
+    quoted in answers). Control: "__" inside prose and code stays."""
+    text = rst_markdown("Sphinx can use `MyST-Parser`__.\n\n__ https://myst-parser.readthedocs.io/\n"
+                        "__ https://commonmark.org/\n\nDefine ``__init__`` and __ not a target.\n\n"
+                        ".. code-block:: text\n\n   __ https://kept.example/\n")
+    assert text == ("Sphinx can use MyST-Parser.\n\nDefine `__init__` and __ not a target.\n\n"
+                    "```text\n__ https://kept.example/\n```")
+
+
 def test_rst_code_tabs_are_code_not_headings():
     """sphinx-tabs' ``code-tab`` holds code: its ``# comment`` lines are no headings (a heading would put every
     passage after it under "You can also use sections like ...")."""
