@@ -254,6 +254,16 @@ class Question:
 _CODE_NAME = re.compile(r"(?<![\w.-])(?:--?[a-z][\w-]+|(?!(?:e\.g|i\.e)\b)[A-Za-z_][\w.]*(?:_|\.[A-Za-z_])[\w.]*\w)")
 
 
+#: What a sentence says is not there ("... parsed without a format string"): it answers nothing of a question asking
+#: for it ("How do I parse a string with a custom format?") -- unless the question asks what happens without it.
+_WITHOUT = re.compile(r"(?i)\bwithout\b(?:\s+[\w`'-]+){1,4}")
+
+
+def _present(question: Question, said: str) -> str:
+    """A sentence less what it says is not there (:data:`_WITHOUT`), unless the question asks about doing without."""
+    return said if _WITHOUT.search(question.text) else _WITHOUT.sub(" ", said)
+
+
 #: A line that starts a unit of its own: a list item, a table row, a quote, or a heading (skipped).
 _LINE_START = re.compile(r"[ \t]*([-*+][ \t]|\d{1,3}[.)][ \t]|\||>|#)")
 #: A list item's line.
@@ -650,7 +660,7 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     items = _items(text, units)
     terms, named = _defined(text, units, items)
     own = [set() if not code and (_POINTER.match(text, a) or _bare(text, units, i))
-           else stems(text[slice(*lines.get(i, (a, b)))]) | term
+           else stems(text[slice(*lines.get(i, (a, b)))] if code else _present(question, text[a:b])) | term
            for i, ((a, b, code), term) in enumerate(zip(units, terms))]
     # for a "how" question a sentence followed by code is read with it: the code is how it answers
     # ... and every unit with the heading it stands under inside the passage, which says what it is about

@@ -742,3 +742,16 @@ def test_a_sentence_that_counted_its_heading_answers_with_it():
     targets = text.replace("### AUTOTHROTTLE_START", "AUTOTHROTTLE_START_DELAY:\n\n### AUTOTHROTTLE_START").replace(
         "### AUTOTHROTTLE_MAX", "AUTOTHROTTLE_MAX_DELAY:\n\n### AUTOTHROTTLE_MAX")
     assert [h.text for h in assess(q, targets).highlights] == ["AUTOTHROTTLE_START_DELAY", "Default: `5.0`"]
+
+
+def test_what_a_sentence_says_is_not_there_answers_nothing_of_a_question_asking_for_it():
+    """"How do I parse a string with a custom format?": "ISO strings are parsed without a format string:" holds
+    "parse", "string" and "format", but says the format is not there; "Parse from a string:" and its call with a
+    format answer. Control: asked how to parse without a format, the sentence saying so answers."""
+    text = ("Some ISO 8601 strings are recognized and parsed without a format string:\n\n```python\n"
+            ">>> arrow.get('2013-09-30T15:34:00')\n```\n\nParse from a string:\n\n```python\n"
+            ">>> arrow.get('2013-05-05 12:30:45', 'YYYY-MM-DD HH:mm:ss')\n```")
+    custom = Question("How do I parse a string with a custom format?", {}, 10)
+    assert [h.text for h in assess(custom, text).highlights][0] == "Parse from a string:"
+    bare = Question("How do I parse a string without a format?", {}, 10)
+    assert [h.text for h in assess(bare, text).highlights][0].startswith("Some ISO 8601 strings")
