@@ -748,9 +748,9 @@ def test_what_a_sentence_says_is_not_there_answers_nothing_of_a_question_asking_
     """"How do I parse a string with a custom format?": "ISO strings are parsed without a format string:" holds
     "parse", "string" and "format", but says the format is not there; "Parse from a string:" and its call with a
     format answer. Control: asked how to parse without a format, the sentence saying so answers."""
-    text = ("Some ISO 8601 strings are recognized and parsed without a format string:\n\n```python\n"
-            ">>> arrow.get('2013-09-30T15:34:00')\n```\n\nParse from a string:\n\n```python\n"
-            ">>> arrow.get('2013-05-05 12:30:45', 'YYYY-MM-DD HH:mm:ss')\n```")
+    text = ("Parse from a string:\n\n```python\n>>> arrow.get('2013-05-05 12:30:45', 'YYYY-MM-DD HH:mm:ss')\n```\n\n"
+            "Some ISO 8601 strings are recognized and parsed without a format string:\n\n```python\n"
+            ">>> arrow.get('2013-09-30T15:34:00')\n```")
     custom = Question("How do I parse a string with a custom format?", {}, 10)
     assert [h.text for h in assess(custom, text).highlights][0] == "Parse from a string:"
     bare = Question("How do I parse a string without a format?", {}, 10)
