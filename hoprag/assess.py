@@ -102,9 +102,11 @@ ASKING = frozenset("will shall may might must want wants need needs possible way
 #: Asking what changes a behaviour ("which parameter changes that?", "... can I turn it off?").
 _CHANGE = re.compile(r"(?i)\b(?:change|changes|configure|configures|override|overrides|customi[sz]e|disable|disables"
                      r"|turn(?:s)?\s+(?:it\s+|that\s+|this\s+)?off|switch(?:es)?\s+(?:it\s+|that\s+|this\s+)?off)\b")
-#: A question asking which thing -- of code, or one with a name ("Which exception ...", "What macOS service ..."):
-#: the answer names it, in code or in quotes.
-_WHICH = re.compile(rf"(?i){ASKS_AT}\s*(?:which|what)\s+(?:[\w.-]+\s+){{0,3}}?(?:variable|option|flag|setting|function|"
+#: A verb asking with another ("Which folder *does* ..."): the thing asked about comes before it.
+_AUXILIARY = r"(?:is|are|was|were|do|does|did|can|could|should|would|will|must|has|have)"
+#: A question asking which thing -- of code, or one with a name ("Which exception ...", "What macOS service ...",
+#: "Which default Python Markdown extension ..."): the answer names it, in code or in quotes.
+_WHICH = re.compile(rf"(?i){ASKS_AT}\s*(?:which|what)\s+(?:(?!{_AUXILIARY}\b)[\w.-]+\s+){{0,3}}?(?:variable|option|flag|setting|function|"
                     r"method|class|parameter|argument|command|key|field|module|decorator|exception|error|hook|mode|"
                     r"attribute|propert(?:y|ie)|filter|environment|type|endpoint|header|package|library|service|tag|"
                     r"directive|processor|middleware|helper|signal|event|backend|extension|plugin)s?\b")

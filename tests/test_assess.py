@@ -423,7 +423,8 @@ def test_which_thing_is_asked_wherever_the_asking_starts():
                   "Which pip config environment variable moves the cache?", "In tests, which option skips it?",
                   "flask run says address already in use. What macOS service is using that port?"):
         assert Question(asked, {}, 10).which, asked
-    for asked in ("Which is faster, the cache or the batch API?", "What is the default timeout?"):
+    for asked in ("Which is faster, the cache or the batch API?", "What is the default timeout?",
+                  "What is the default error response?"):
         assert not Question(asked, {}, 10).which, asked
     # "default" describing the thing asked for asks which one, not what a default is; control: "the default timeout"
     named = Question("Which default Python Markdown extension does the new one replace?", {}, 10)
