@@ -701,3 +701,23 @@ def test_a_second_passage_adding_one_word_of_the_question_does_not_join_the_answ
     assert policy._union(ledger, [best, lone]) >= policy.COVERS
     assert [c["doc_id"] for c in policy._joined(ledger, best, [best, lone])] == ["best"]
     assert [c["doc_id"] for c in policy._joined(ledger, best, [best, pair])] == ["best", "pair"]
+
+
+@pytest.mark.parametrize("said, joined", [
+    ("By default, a timeout for fetching is set via `fetch_timeout`.", True),
+    ("By default, the timeout for fetching is 5 seconds, set via `fetch_timeout`.", False)])  # control: a value given
+def test_a_default_answer_naming_its_setting_without_a_value_reads_with_the_row_defining_it(said: str, joined: bool):
+    """"What is the default timeout ...?": the usage page says the default is set "via `fetch_timeout`" and stops
+    there; the options table's row for `fetch_timeout` gives `10.0`. The answer reads with that row -- not with the
+    row of another option the page does not name. Control: a sentence stating the value needs no row."""
+    docs = (Doc("usage", f"Remote files can be fetched when enabled. {said}", PUBLIC, title="Remote files",
+                document="usage.md"),
+            Doc("options", "Option | Type | Default | Description\n--- | --- | --- | ---\n`fetch_size` | int | `1024` | "
+                "Largest file.\n`fetch_timeout` | float | `10.0` | Passes a timeout in seconds to the fetcher.", PUBLIC,
+                title="Options", document="options.md"),
+            Doc("log", "Logs go to stderr.", PUBLIC, title="Logging", document="log.md"))
+    grade = drive(Engine(Corpus(docs, Lexicon(()), None, None), "bm25-titles"),
+                  "What is the default timeout for fetching remote files?")["grade"]
+    assert grade["answer"].startswith("Remote files can be fetched") and "1024" not in grade["answer"]
+    assert ("`fetch_timeout` | float | `10.0`" in grade["answer"]) == joined
+    assert [c["doc_id"] for c in grade["citations"]] == (["usage", "options"] if joined else ["usage"])

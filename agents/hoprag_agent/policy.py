@@ -738,7 +738,28 @@ def _joined(ledger: Ledger, best: dict[str, Any], ranked: list[dict[str, Any]]) 
         if (other is not None and gain >= MIN_GAIN and best["coverage"] + gain >= COVERS
                 and len(set(other.get("matched", [])) - set(best.get("matched", []))) >= 2):
             cited.append(_cite(ledger, other))
+    if len(cited) == 1:
+        cited += _valued(ledger, best, ranked)
     return cited
+
+
+def _valued(ledger: Ledger, best: dict[str, Any], ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """For a question asking for a default: when the best answer names in code what sets it but states no value ("a
+    default timeout via `url_timeout`"), the highlight of another hit defining that name with a value (its row of the
+    options table, the name first: "`url_timeout` | float | `#!py3 10.0` | Passes an arbitrary timeout ...") -- or
+    nothing."""
+    question = _question(ledger)
+    said = best["highlights"]
+    if not question.default or question.quantity or any(states_number(x["text"]) for x in said):
+        return []
+    names = {f"`{name}`" for x in said for name in INLINE_CODE.findall(x["text"])
+             if stems(name) - question.weights.keys()}
+    for hit in ranked:
+        valued = [x for x in hit["highlights"] if states_number(x["text"])
+                  and any(_ITEM.sub("", x["text"], count=1).lstrip().startswith(name) for name in names)]
+        if hit["id"] != best["id"] and valued:
+            return [_cite(ledger, {**hit, "highlights": valued[:1]})]
+    return []
 
 
 def _answered(ledger: Ledger, cited: list[dict[str, Any]], retrieved: list[str], multi: bool = False) -> dict[str, Any]:
