@@ -623,7 +623,7 @@ def test_a_second_passage_joins_the_answer_only_when_together_they_answer_the_qu
     of COVERS is no second half of the answer -- a collage of two partial hits reads as an answer it is not.
     Control: a hit completing it to 0.78 joins."""
     weights = {w: 1.0 for w in "abcdeg"} | {"f": 1.8, "h": 2.2}  # a..e: half of the total, 10
-    ledger = {"weights": weights, "evidence": {}}
+    ledger = {"question": "What do a, b, c, d, e, f, g and h say?", "weights": weights, "evidence": {}}
     best = {"id": "best", "coverage": 0.5, "answers": 0.5, "matched": list("abcde"), "highlights": [{"text": "A."}]}
     short = {"id": "short", "coverage": 0.18, "answers": 0.18, "matched": ["f"], "highlights": [{"text": "F."}]}
     full = {"id": "full", "coverage": 0.28, "answers": 0.28, "matched": ["f", "g"], "highlights": [{"text": "G."}]}
@@ -693,7 +693,8 @@ def test_a_second_passage_adding_one_word_of_the_question_does_not_join_the_answ
     """"How do I insert many rows at once efficiently?": the best passage says how, and a page whose example says
     "multiple keys at once" adds "once" -- one word of the question is no part of its answer a page holds, and the
     joined passage only made the answer longer. Control: a passage adding two of its words joins."""
-    ledger = {"weights": {w: 1.0 for w in "abcde"} | {"y": 1.5, "z": 3.0}, "evidence": {}}  # total 9.5
+    ledger = {"question": "How do I insert many rows at once efficiently?", "evidence": {},
+              "weights": {w: 1.0 for w in "abcde"} | {"y": 1.5, "z": 3.0}}  # total 9.5
     best = {"id": "best", "coverage": 0.526, "answers": 0.526, "matched": list("abcde"), "highlights": [{"text": "A."}]}
     lone = {"id": "lone", "coverage": 0.42, "answers": 0.42, "matched": ["a", "z"], "highlights": [{"text": "Z."}]}
     pair = {"id": "pair", "coverage": 0.47, "answers": 0.47, "matched": ["y", "z"], "highlights": [{"text": "Y."}]}
