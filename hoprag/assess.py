@@ -110,6 +110,9 @@ _WHICH = re.compile(rf"(?i){ASKS_AT}\s*(?:which|what)\s+(?:(?!{_AUXILIARY}\b)[\w
                     r"method|class|parameter|argument|command|key|field|module|decorator|exception|error|hook|mode|"
                     r"attribute|propert(?:y|ie)|filter|environment|type|endpoint|header|package|library|service|tag|"
                     r"directive|processor|middleware|helper|signal|event|backend|extension|plugin)s?\b")
+#: A name in code: an option, or an identifier joined by "_" or "." ("--log-level", "pymdownx.betterem",
+#: "max_body_size"); "e.g." is no name, and neither is a word in camel case ("macOS", "JavaScript").
+_CODE_NAME = re.compile(r"(?<![\w.-])(?:--?[a-z][\w-]+|(?!(?:e\.g|i\.e)\b)[A-Za-z_][\w.]*(?:_|\.[A-Za-z_])[\w.]*\w)")
 #: A name in double quotes ("searching for "AirPlay Receiver" in System Settings").
 _QUOTED = re.compile(r'"([^"\n]{1,60})"|\u201c([^\u201d\n]{1,60})\u201d')
 #: Turning a thing on or off is how a user says enabling or disabling it, the words documentation uses ("Set
@@ -249,11 +252,6 @@ class Question:
         joined = [pair for key, pair in self.compounds.items() if key in found]
         found = found.union(*joined) if joined else found
         return sum(w for key, w in self.weights.items() if key in found) / self.total
-
-
-#: A name in code: an option, or an identifier joined by "_" or "." ("--log-level", "pymdownx.betterem",
-#: "max_body_size"); "e.g." is no name, and neither is a word in camel case ("macOS", "JavaScript").
-_CODE_NAME = re.compile(r"(?<![\w.-])(?:--?[a-z][\w-]+|(?!(?:e\.g|i\.e)\b)[A-Za-z_][\w.]*(?:_|\.[A-Za-z_])[\w.]*\w)")
 
 
 #: What a sentence says is not there ("... parsed without a format string"): it answers nothing of a question asking
@@ -678,8 +676,9 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     # a question that does not ask how is answered by a statement: a code block answers it only when no sentence
     # holds a word of it (a console transcript echoing the question's words states nothing)
     stated = [x for x in scored if x[1] and x[0] > 0]
-    # "How many ...": of the sentences about it, those stating a number; "What is the default ...": of
-    # those, the ones saying what it is by default, and of these the ones giving it (in code or a number)
+    # "Which ... does `pymdownx.betterem` replace?": of the sentences about it, those naming that and more; "How many
+    # ...": those stating a number; "What is the default ...": those saying what it is by default, and of these the
+    # ones giving it (in code or a number)
     for asks, states in ((question.which and bool(question.names), partial(names_asked, question)),
                          (question.quantity, states_number), (question.default, states_default),
                          (question.default, partial(gives_default, question))):
