@@ -723,10 +723,16 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
             # a "which ..." answer naming nothing: read on to the sentence naming it
             named = _read_on(text, units, max(chosen), MAX_SENTENCES - len(chosen), partial(names_new, question))
             chosen += named  # through the sentence naming it, or none
-            shown_next = max(chosen) + 1
-            if (not named and shown_next < len(units) and units[shown_next][2] and not _parted(text, units, shown_next)
-                    and stems(text[units[shown_next][0]:units[shown_next][1]]) - question.weights.keys()):
-                chosen.append(shown_next)  # ... or to the code right after it, which names it ("$ tox -e mapfiles")
+            after = max(chosen) + 1
+            # ... or to the code right after it, which names it ("$ tox -e mapfiles"), with the sentence introducing
+            # it if one does ("An experienced user can enable this feature by providing:" then the setting)
+            led = [after] if (after < len(units) and not units[after][2] and _introduces(text, units, after)
+                              and len(chosen) < MAX_SENTENCES) else []
+            shown = after + len(led)
+            if (not named and shown < len(units) and units[shown][2]
+                    and not any(_parted(text, units, i) for i in range(after, shown + 1))
+                    and stems(text[units[shown][0]:units[shown][1]]) - question.weights.keys()):
+                chosen += [*led, shown]
         if question.how:  # a how answer's code is its answer ("If you want to send JSON data:" then the call): it counts
             focus = question.covered(set().union(heads[best], *(own[i] for i in chosen)))
     chosen += _context(text, units, chosen)

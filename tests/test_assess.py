@@ -490,6 +490,14 @@ def test_a_which_answer_naming_nothing_shows_the_code_right_after_it():
     assert not any("mapfiles" in h.text for h in assess(which, parted).highlights)
     whether = Question("Can the lexer mapping be rebuilt after adding a lexer?", {}, 10)
     assert not any("mapfiles" in h.text for h in assess(whether, text).highlights)
+    # ... and past the sentence introducing it: "An experienced user can enable this feature by providing:"
+    ini = ("Nested step modules caused problems. Therefore, loading nested step modules is disabled by default.\n\n"
+           "An experienced user can enable this feature by providing:\n\n```ini\n[tool]\nuse_nested = true\n```")
+    setting = Question("Which ini setting turns on loading nested step modules, now disabled by default?", {}, 10)
+    said = [h.text for h in assess(setting, ini).highlights]
+    assert said[-2:] == ["An experienced user can enable this feature by providing:", "```ini\n[tool]\nuse_nested = true\n```"]
+    apart = ini.replace("\n\nAn experienced", "\n\n## Enabling\n\nAn experienced")  # control: another section
+    assert not any("use_nested" in h.text for h in assess(setting, apart).highlights)
 
 
 def test_a_which_answer_names_in_quotes_too():
