@@ -242,6 +242,8 @@ class Question:
         self.which = which is not None
         #: the names in code it asks about ("Which extension does `pymdownx.betterem` replace?")
         self.names = [m.group() for m in _CODE_NAME.finditer(text)]
+        #: does it ask about doing without something (then a sentence saying what is not there may answer it)
+        self.without = _WITHOUT.search(text) is not None
         #: does it ask how to change what happens ("..., and which parameter changes that?")
         self.changes = self.how or (not self.history and _CHANGE.search(text) is not None)
 
@@ -261,7 +263,7 @@ _WITHOUT = re.compile(r"(?i)\bwithout\b(?:\s+[\w`'-]+){1,4}")
 
 def _present(question: Question, said: str) -> str:
     """A sentence less what it says is not there (:data:`_WITHOUT`), unless the question asks about doing without."""
-    return said if _WITHOUT.search(question.text) else _WITHOUT.sub(" ", said)
+    return said if question.without else _WITHOUT.sub(" ", said)
 
 
 #: A line that starts a unit of its own: a list item, a table row, a quote, or a heading (skipped).
@@ -723,16 +725,17 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
             # a "which ..." answer naming nothing: read on to the sentence naming it
             named = _read_on(text, units, max(chosen), MAX_SENTENCES - len(chosen), partial(names_new, question))
             chosen += named  # through the sentence naming it, or none
-            after = max(chosen) + 1
-            # ... or to the code right after it, which names it ("$ tox -e mapfiles"), with the sentence introducing
-            # it if one does ("An experienced user can enable this feature by providing:" then the setting)
-            led = [after] if (after < len(units) and not units[after][2] and _introduces(text, units, after)
-                              and len(chosen) < MAX_SENTENCES) else []
-            shown = after + len(led)
-            if (not named and shown < len(units) and units[shown][2]
-                    and not any(_parted(text, units, i) for i in range(after, shown + 1))
-                    and stems(text[units[shown][0]:units[shown][1]]) - question.weights.keys()):
-                chosen += [*led, shown]
+            if not named:
+                # ... or to the code right after it, which names it ("$ tox -e mapfiles"), with the sentence
+                # introducing it if one does ("An experienced user can enable this feature by providing:" then it)
+                after = max(chosen) + 1
+                led = [after] if (after < len(units) and not units[after][2] and _introduces(text, units, after)
+                                  and len(chosen) < MAX_SENTENCES) else []
+                shown = after + len(led)
+                if (shown < len(units) and units[shown][2]
+                        and not any(_parted(text, units, i) for i in range(after, shown + 1))
+                        and stems(text[units[shown][0]:units[shown][1]]) - question.weights.keys()):
+                    chosen += [*led, shown]
         if question.how:  # a how answer's code is its answer ("If you want to send JSON data:" then the call): it counts
             focus = question.covered(set().union(heads[best], *(own[i] for i in chosen)))
     chosen += _context(text, units, chosen)

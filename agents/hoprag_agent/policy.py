@@ -754,10 +754,10 @@ def _valued(ledger: Ledger, best: dict[str, Any], ranked: list[dict[str, Any]]) 
         return []
     names = {f"`{name}`" for x in said for name in INLINE_CODE.findall(x["text"])
              if stems(name) - question.weights.keys()}
-    for hit in ranked:
+    for hit in (h for h in ranked if h["id"] != best["id"]):
         valued = [x for x in hit["highlights"] if states_number(x["text"])
                   and any(_ITEM.sub("", x["text"], count=1).lstrip().startswith(name) for name in names)]
-        if hit["id"] != best["id"] and valued:
+        if valued:
             return [_cite(ledger, {**hit, "highlights": valued[:1]})]
     return []
 
