@@ -72,6 +72,9 @@ class Hit:
 
     doc: Doc
     score: float
+    #: first in both the lexical and the dense ranking of the view (hybrid search only): two rankings that
+    #: share nothing but the query agree on it -- the surest sign the search found what the query asks
+    agreed: bool = False
 
 
 class _Restricted:
@@ -266,12 +269,24 @@ class View:
                 for j in self.entities.index.entities_in(query):
                     boosted[self.entities.titled(j)] += bonus
             scores = boosted
+        agreed: set[int] = set()
         if self.dense is not None:
             assert self.vectors is not None
             similar = self.similarity(query)
             floor = self.vectors.embedder.min_similarity
-            scores = fuse(scores, similar, floor) if self.dense == "hybrid" else np.where(similar >= floor, similar, 0.0)
-        return [Hit(self.docs[i], float(scores[i])) for i in self._top(scores, k)]
+            if self.dense == "hybrid":
+                agreed = _first_in_both(scores, similar)
+                scores = fuse(scores, similar, floor)
+            else:
+                scores = np.where(similar >= floor, similar, 0.0)
+        return [Hit(self.docs[i], float(scores[i]), int(i) in agreed) for i in self._top(scores, k)]
+
+
+def _first_in_both(lexical: np.ndarray, similar: np.ndarray) -> set[int]:
+    """The positions first in the lexical ranking (a positive score) and in the dense one alike -- ties included."""
+    if not len(lexical) or lexical.max() <= 0:
+        return set()
+    return {int(i) for i in np.flatnonzero((lexical == lexical.max()) & (similar == similar.max()))}
 
 
 def fuse(lexical: np.ndarray, similar: np.ndarray, floor: float, weight: float | None = None,

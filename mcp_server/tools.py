@@ -95,6 +95,9 @@ class SearchResult(BaseModel):
     text: str = Field(description=TEXT.format(what=PASSAGE_TEXT))
     untrusted_text: str = Field(description=UNTRUSTED_TEXT.format(what=PASSAGE_TEXT))
     score: float = Field(description="Ranker score; higher is better. Ties are broken by id.")
+    agreed: bool = Field(default=False, description="First in both the word (BM25) and the meaning (embedding) "
+                                                     "ranking: the two agree this passage is what the query is about "
+                                                     "(false without passage vectors).")
     source: str
     trusted: bool = Field(description=TRUSTED)
     updated: str | None = Field(description="ISO date of the last update (conflicts: newest wins).")
@@ -332,7 +335,8 @@ def search(
         trusted, text = engine.provenance.admits(h.doc), h.doc.text[:MAX_RESULT_TEXT_CHARS]
         found = assess(question, h.doc.text, f"{h.doc.title}\n{h.doc.section}") if trusted else None
         results.append(SearchResult(
-            id=h.doc.id, title=h.doc.title, url=h.doc.source, **_split(trusted, text), score=h.score, source=h.doc.source,
+            id=h.doc.id, title=h.doc.title, url=h.doc.source, **_split(trusted, text), score=h.score, agreed=h.agreed,
+            source=h.doc.source,
             trusted=trusted, updated=_date(h.doc), facts=_facts(engine, h.doc), document=h.doc.document_id,
             section=h.doc.section, coverage=found.coverage if found else 0.0,
             highlights=[Highlight(text=x.text, start=x.start, end=x.end, code=x.code) for x in found.highlights] if found else [],

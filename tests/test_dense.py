@@ -256,3 +256,22 @@ def test_re_indexing_keeps_the_stores_embedder_unless_told(tmp_path, hashed):
     off = CliRunner().invoke(app, ["index", str(src), "--store", db, "--quiet", "--embedder", "none"])
     assert off.exit_code == 0 and "vectors: none (lexical search only)" in off.stdout
     assert open_store(db).embedding() is None
+
+
+def test_a_hybrid_hit_is_agreed_only_when_the_word_and_the_meaning_rankings_both_put_it_first():
+    """``agreed`` is the hit first in the lexical ranking alone and in the dense ranking alone, each over the
+    caller's view; a lexical or a dense search alone agrees on nothing. Both outcomes occur below."""
+    c, model = corpus(), HashEmbedder()
+    vectors = Vectors.of(model, c.docs)
+    hybrid, alone = Engine(c, "bm25-titles", vectors=vectors), Engine(c, "bm25-titles")
+    dense, pub = Engine(c, "dense", vectors=vectors), frozenset({"pub"})
+    outcomes = set()
+    for query in ("release gate telemetry", "telemetry", "budget quarter finance", "traffic failover clusters",
+                  "finance reviews the release", "gate quarter traffic", "secret telemetry gate plan release"):
+        hits = hybrid.search(query, pub, 10)
+        words, meaning = alone.search(query, pub, 10), dense.search(query, pub, 10)
+        both = words[0].doc.id if words and meaning and words[0].doc.id == meaning[0].doc.id else None
+        assert [h.doc.id for h in hits if h.agreed] == ([both] if both else []), query
+        assert not any(h.agreed for h in (*words, *meaning))
+        outcomes.add(both is not None)
+    assert outcomes == {True, False}

@@ -13,8 +13,10 @@ from mcp import Client
 from agents.hoprag_agent import policy
 from benchmarks.retrieval import load_corpus
 from conftest import ROOT
+from fake_models import HashEmbedder
 from hoprag.access import Principal
 from hoprag.corpus import Corpus, Doc
+from hoprag.embed import Vectors
 from hoprag.engine import Engine
 from hoprag.lexicon import Lexicon
 from hoprag.walk import Budget, bridge_walk, bridges, specific
@@ -722,3 +724,31 @@ def test_a_default_answer_naming_its_setting_without_a_value_reads_with_the_row_
     assert grade["answer"].startswith("Remote files can be fetched") and "1024" not in grade["answer"]
     assert ("`fetch_timeout` | float | `10.0`" in grade["answer"]) == joined
     assert [c["doc_id"] for c in grade["citations"]] == (["usage", "options"] if joined else ["usage"])
+
+
+def test_a_passage_the_word_and_the_meaning_rankings_both_put_first_answers_at_a_lower_fit():
+    """A paraphrase shares few of its answer's words ("block larger uploads from clients" for "Uploads larger than
+    `MAX_BODY` bytes are refused"): when the BM25 and the embedding ranking both put a passage first (``search``'s
+    ``agreed``), it answers from AGREED of the question, below SPECIFIC. Controls: the same passages searched by their
+    words alone (nothing agreed) abstain, and so does a passage both put first that fits less than AGREED."""
+    docs = (Doc("limits", "Uploads larger than `MAX_BODY` bytes are refused with status 413.", PUBLIC,
+                title="Request limits"),
+            Doc("forms", "Forms post their fields as key and value pairs to the server.", PUBLIC, title="Forms"),
+            Doc("static", "Static files are served from the assets folder.", PUBLIC, title="Static files"),
+            Doc("logs", "Every request is written to the access log.", PUBLIC, title="Logging"))
+    corpus = Corpus(docs, Lexicon(()), None, None)
+    hybrid = Engine(corpus, "bm25-titles", vectors=Vectors.of(HashEmbedder(), docs))
+
+    def first(question: str) -> dict:
+        return calls(hybrid, PUBLIC, ("search", {"query": question, "k": 3}))[0].structured_content["results"][0]
+
+    question = "How do I block larger uploads from clients at the server?"
+    best = first(question)
+    assert best["id"] == "limits" and best["agreed"] and policy.AGREED <= policy.fit(best) < policy.SPECIFIC
+    answer = drive(hybrid, question)["grade"]
+    assert answer["status"] == "sufficient" and answer["answer_doc"] == "limits" and "`MAX_BODY`" in answer["answer"]
+    assert drive(Engine(corpus, "bm25-titles"), question)["grade"]["status"] == "exhausted"
+    weak = "How do I block uploads over a size limit?"
+    best = first(weak)
+    assert best["id"] == "limits" and best["agreed"] and policy.fit(best) < policy.AGREED
+    assert drive(hybrid, weak)["grade"]["status"] == "exhausted"
