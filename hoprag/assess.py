@@ -83,6 +83,11 @@ _RELEASE = re.compile(r"(?i)^(?:[a-z][\w.-]*\s+)?(?:version\s+|release\s+|v)?\d+
 #: Pyramid 1.10" -- not a bare "Changes" or "News", which may be anything's title (a song's, a section's).
 _RELEASES = re.compile(r"(?i)^(?:change\s*log\b|change\s+history\b|release\s+(?:notes|history)\b|history\s+of\s+changes\b"
                        r"|what['\u2019]?s\s+new\s+in\b|changes\s+in\s+(?:version\s+)?v?\d)")
+#: A question asking whether there is a means ("Is there a setting for that?", "Can I get the data in pieces ...?",
+#: "Is it possible to ...?"): the docs state the need, then name the means -- a "can" asking, not one inside a clause
+#: ("Why can ...").
+_MEANS = re.compile(r"(?i)(?:^|[.?!]\s+)(?:can|could)\s+(?:i|we|you|it|my|the|one)\b|\bis\s+there\s+(?:a|an|any)\b"
+                    r"|\bis\s+it\s+possible\b")
 #: A question about a thing's history ("Which version added ...", "When was ... deprecated?", "What's new in 3.0?"):
 #: release notes answer it -- not one naming a version it needs ("Which Python versions does it support?").
 _HISTORY = re.compile(r"(?i)\b(released|changelog|changed|added|introduced|deprecated|removed|since|new\s+in)\b")
@@ -240,6 +245,8 @@ class Question:
         self.history = bool(_HISTORY.search(text))
         #: does it ask which thing ("Which exception does it raise ...?"): a name answers
         self.which = which is not None
+        #: does it ask whether there is a means ("Is there a setting for that?"): a name answers it too
+        self.means = _MEANS.search(text) is not None
         #: the names in code it asks about ("Which extension does `pymdownx.betterem` replace?")
         self.names = [m.group() for m in _CODE_NAME.finditer(text)]
         #: does it ask about doing without something (then a sentence saying what is not there may answer it)
@@ -720,9 +727,9 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
             # naming none of its words may be about something else)
             chosen += _read_on(text, units, max(chosen), MAX_SENTENCES - len(chosen),
                                lambda say: bool(stems(" ".join(INLINE_CODE.findall(say))) & question.weights.keys()))
-        elif question.which and not question.how and len(chosen) < MAX_SENTENCES and not any(
+        elif (question.which or question.means) and not question.how and len(chosen) < MAX_SENTENCES and not any(
                 names_new(question, text[units[i][0]:units[i][1]]) for i in chosen):
-            # a "which ..." answer naming nothing: read on to the sentence naming it
+            # a "which ..." answer (or one to "is there a ...?") naming nothing: read on to the sentence naming it
             named = _read_on(text, units, max(chosen), MAX_SENTENCES - len(chosen), partial(names_new, question))
             chosen += named  # through the sentence naming it, or none
             if not named:

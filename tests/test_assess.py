@@ -488,7 +488,7 @@ def test_a_which_answer_naming_nothing_shows_the_code_right_after_it():
     assert [h.text for h in assess(which, text).highlights][-1] == "```console\n$ tox -e mapfiles\n```"
     parted = text.replace("\n\n```console", "\n\n## Testing\n\n```console")
     assert not any("mapfiles" in h.text for h in assess(which, parted).highlights)
-    whether = Question("Can the lexer mapping be rebuilt after adding a lexer?", {}, 10)
+    whether = Question("Does adding a lexer require rebuilding the lexer mapping?", {}, 10)
     assert not any("mapfiles" in h.text for h in assess(whether, text).highlights)
     # ... and past the sentence introducing it: "An experienced user can enable this feature by providing:"
     ini = ("Nested step modules caused problems. Therefore, loading nested step modules is disabled by default.\n\n"
@@ -498,6 +498,20 @@ def test_a_which_answer_naming_nothing_shows_the_code_right_after_it():
     assert said[-2:] == ["An experienced user can enable this feature by providing:", "```ini\n[tool]\nuse_nested = true\n```"]
     apart = ini.replace("\n\nAn experienced", "\n\n## Enabling\n\nAn experienced")  # control: another section
     assert not any("use_nested" in h.text for h in assess(setting, apart).highlights)
+
+
+def test_a_question_asking_for_a_means_reads_on_to_the_sentence_naming_it():
+    """"Is there a single setting for that?", "Can I ...?": the docs state the need, then name the means a sentence
+    later ("Enabling the `detached` option ..."). Controls: a question asking why (no means) is answered by the
+    sentence, and a "can" inside a question is not its asking ("Why can a lint environment skip ...?")."""
+    text = ("A common use case is standalone environments that neither inherit settings nor install the project, such "
+            "as for linting. Enabling the `detached` option makes the environment skip project installation.")
+    for asked in ("I want a lint environment that installs nothing and inherits no settings. Is there a setting for "
+                  "that?", "Can I have a lint environment that neither inherits settings nor installs the project?"):
+        assert "`detached`" in " ".join(h.text for h in assess(Question(asked, {}, 10), text).highlights), asked
+    for asked in ("Why would a lint environment neither inherit settings nor install the project?",
+                  "Why can a lint environment neither inherit settings nor install the project?"):
+        assert "`detached`" not in " ".join(h.text for h in assess(Question(asked, {}, 10), text).highlights), asked
 
 
 def test_a_which_answer_names_in_quotes_too():
