@@ -273,8 +273,12 @@ def _present(question: Question, said: str) -> str:
     return said if question.without else _WITHOUT.sub(" ", said)
 
 
-#: A line that starts a unit of its own: a list item, a table row, a quote, or a heading (skipped).
-_LINE_START = re.compile(r"[ \t]*([-*+][ \t]|\d{1,3}[.)][ \t]|\||>|#)")
+#: A Sphinx info field (":param int inflight_hours: ...", ":raises TypeError: ..."): each documents one parameter,
+#: return value or exception -- not a generic field list (":Exit code 5: ..."), whose lines may read as one.
+_FIELD = (r":(?:param|parameter|arg|argument|key|keyword|kwarg|type|returns?|rtype|raises?|except|exception|var|ivar"
+          r"|cvar|vartype|yields?)\b[^:\n]*:(?=[ \t]|$)")
+#: A line that starts a unit of its own: a list item, a table row, a quote, an info field, or a heading (skipped).
+_LINE_START = re.compile(rf"[ \t]*([-*+][ \t]|\d{{1,3}}[.)][ \t]|\||>|#|{_FIELD})")
 #: A list item's line.
 ITEM = re.compile(r"[ \t]*([-*+]|\d{1,3}[.)])[ \t]")
 #: A pointer to another page ("See also: pythonpath.", Sphinx's "Seealso:", "See the hook's documentation for
@@ -285,8 +289,8 @@ _POINTER = re.compile(r"(?i)[ \t]*(?:also,?[ \t]+)?see(?:[ \t]*also\b|\b[^\n]*\b
 #: A thing of code's name: with "_", ".", an inner capital or a leading "--", or in backticks.
 _NAME = r"(`[^`\n]+`|--?[\w-]+|[A-Za-z_]\w*(?:[_.]|[a-z][A-Z])[\w.]*)"
 #: A line naming one that the lines after it define, as reference pages do ("PERMANENT_SESSION_LIFETIME:",
-#: "`max_retries`:", "--no-cache-dir:").
-_TERM = re.compile(rf"{_NAME}:")
+#: "`max_retries`:", "--no-cache-dir:", a signature: "enable_stats(huey, db[, **options]):").
+_TERM = re.compile(rf"{_NAME}(?:\([^()\n]*\))?:")
 #: A list item defining a term ("* `max_age` - Sets a maximum time ... Defaults to `600`.", "- **timeout**: ...",
 #: Sphinx's "- compare_type (bool) – ..."):
 #: its later sentences are about that term.
@@ -403,6 +407,13 @@ def _defined(text: str, units: list[tuple[int, int, bool]],
         out.append(term | stems(defines.group(1)) if defines else term)
         heads.append(named)
     return out, heads
+
+
+def _under(text: str, units: list[tuple[int, int, bool]], named: list[int | None], i: int) -> str:
+    """Unit ``i`` read with the term it stands under (a reference entry's line), when it does."""
+    head = named[i]
+    said = text[units[i][0]:units[i][1]]
+    return said if head is None or head == i else f"{text[units[head][0]:units[head][1]]}\n{said}"
 
 
 def _bare(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
@@ -688,11 +699,13 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     # "Which ... does `pymdownx.betterem` replace?": of the sentences about it, those naming that and more; "How many
     # ...": those stating a number; "What is the default ...": those saying what it is by default, and of these the
     # ones giving it (in code or a number)
-    for asks, states in ((question.which and bool(question.names), partial(names_asked, question)),
-                         (question.quantity, states_number), (question.default, states_default),
-                         (question.default, partial(gives_default, question))):
+    # -- a unit under a reference entry names what the entry names ("Which enable_stats option ...?": its field)
+    for asks, states, entry in ((question.which and bool(question.names), partial(names_asked, question), True),
+                                (question.quantity, states_number, False), (question.default, states_default, False),
+                                (question.default, partial(gives_default, question), False)):
         if asks:
-            stated = [x for x in stated if states(text[units[-x[2]][0]:units[-x[2]][1]])] or stated
+            stated = [x for x in stated if states(_under(text, units, named, -x[2]) if entry
+                                                  else text[units[-x[2]][0]:units[-x[2]][1]])] or stated
     best = -max(scored if question.how or not stated else stated)[2]
     place = _places(text, units, best if question.how else None)
     chosen = _grown(question, units, own, place, best, titles)

@@ -8,7 +8,7 @@ import pytest
 from mcp import Client
 
 from hoprag.access import Principal
-from hoprag.assess import MAX_CODE_CHARS, Question, assess, release_notes, states_number, stems
+from hoprag.assess import MAX_CODE_CHARS, Question, _units, assess, release_notes, states_number, stems
 from hoprag.corpus import Corpus, Doc
 from hoprag.engine import Engine
 from hoprag.lexicon import Lexicon
@@ -778,3 +778,34 @@ def test_what_a_sentence_says_is_not_there_answers_nothing_of_a_question_asking_
     assert [h.text for h in assess(custom, text).highlights][0] == "Parse from a string:"
     bare = Question("How do I parse a string without a format?", {}, 10)
     assert [h.text for h in assess(bare, text).highlights][0].startswith("Some ISO 8601 strings")
+
+
+def test_an_entrys_info_fields_are_units_of_their_own_and_a_which_answer_reads_them_under_the_entry():
+    """Sphinx's info fields (":param int inflight_hours: ... (default 6).") each document one parameter: a line of its
+    own, like a list item -- and a "which" question naming the entry ("Which enable_stats option ...?") is answered by
+    the field under its signature line, read with it, not by the signature's own sentence. Controls: a generic field
+    list (":Exit code 5: ...") is not cut into fields, and fields standing under no entry of that name do not answer
+    for it."""
+    text = ("enable_stats(huey, db[, **options]):\nAttach a stats recorder to `huey` and begin writing task events.\n\n"
+            ":param int retention_hours: how long to keep events, in hours (default 48).\n"
+            ":param int max_events: maximum events retained per queue (default 2000).\n"
+            ":param str prefix: the prefix of the stats tables (default huey).\n"
+            ":param int batch: events written per batch (default 100).\n"
+            ":param int inflight_hours: how long a task may remain in-flight before its\n"
+            "row is presumed orphaned and pruned, in hours (default 6).\n"
+            ":param bool capture_args: also store the args (default False).")
+    fields = [text[a:b] for a, b, _ in _units(text) if text[a:b].startswith(":")]
+    assert [x.split(":")[1] for x in fields] == ["param int retention_hours", "param int max_events",
+                                                 "param str prefix", "param int batch", "param int inflight_hours",
+                                                 "param bool capture_args"]
+    assert fields[4].endswith("(default 6).")
+    which = Question("Which enable_stats option sets how long a task may stay in-flight before it is presumed "
+                     "orphaned, and what is its default?", {}, 10)
+    said = [h.text for h in assess(which, text).highlights]
+    assert said[0].startswith("enable_stats(huey") and any(x.startswith(":param int inflight_hours") for x in said)
+    assert "retention_hours" not in " ".join(said)
+    # control: fields under no entry of that name -- the sentence naming it is what names it
+    loose = text.replace("enable_stats(huey, db[, **options]):\nAttach", "Use `enable_stats()` to attach")
+    assert "inflight_hours" not in " ".join(h.text for h in assess(which, loose).highlights)
+    codes = ":Exit code 0: All tests passed\n:Exit code 5: No tests were collected"
+    assert len(_units(codes)) == 1
