@@ -69,7 +69,10 @@ _HOW = re.compile(rf"(?i){ASKS_AT}\s*(how\b(?!\s+{_QUANTITY})|what(?:'s| is) the
 _SHOW = re.compile(r"(?i)(?<!\bfor )\b(?:example|snippet|syntax)\b")
 _HOW_MANY = re.compile(rf"(?i){ASKS_AT}\s*(?:how\s+{_QUANTITY}"
                        # "What exit code ...", "Which port ...", "What status code ...": a number answers
-                       r"|(?:what|which)\s+(?:[\w-]+\s+)?(?:(?:exit|status|return|error|http|response)\s+codes?|ports?)\b)")
+                       r"|(?:what|which)\s+(?:[\w-]+\s+)?(?:(?:exit|status|return|error|http|response)\s+codes?|ports?)\b"
+                       # ... and "What is the largest interval ...", "What's the maximum ...": an amount answers
+                       r"|(?:what|which)(?:'s|\s+is|\s+are)\s+the\s+(?:largest|maximum|max|minimum|min|smallest|highest"
+                       r"|lowest|biggest|longest|shortest)\b)")
 #: A web address written out in the text.
 _LINK = re.compile(r"\b(?:https?|ftp)://\S+")
 #: ("one" as a pronoun counts nothing: "the URL is one that may modify data"; nor "Once" opening a clause)

@@ -235,6 +235,20 @@ def test_what_exit_code_or_port_asks_for_a_number():
     assert not other.quantity and [h.text for h in assess(other, text).highlights] == [text.split("\n\n")[1]]
 
 
+def test_what_is_the_largest_or_maximum_asks_for_a_number():
+    """"What is the largest interval I can give -s?" asks for an amount: an entry's sentence giving it ("... to as much
+    as 60 seconds") answers, not only the entry's first sentence sharing the question's words. Control: "What does
+    ... set?" asks no number."""
+    text = ("`-s`, `--scheduler-interval`:\nThe frequency with which the scheduler should run. By default this will run "
+            "every second, but you can increase the interval to as much as 60 seconds.")
+    for asked in ("What is the largest scheduler interval I can give with the -s option?",
+                  "What's the maximum frequency the scheduler can be set to run with?"):
+        question = Question(asked, {}, 10)
+        assert question.quantity and "60 seconds" in " ".join(h.text for h in assess(question, text).highlights)
+    other = Question("What does the -s option set the scheduler frequency to do?", {}, 10)
+    assert not other.quantity and "60 seconds" not in " ".join(h.text for h in assess(other, text).highlights)
+
+
 def test_a_question_asking_after_what_it_sets_up_asks_as_if_it_began_there():
     """Users say what happened, then ask: "My view returns a generator ... How do I keep the request available?" asks
     how, "... on my Mac; what port ..." asks for a number, as if the question began there. Control: "how" inside a
