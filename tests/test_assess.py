@@ -292,10 +292,12 @@ def test_a_question_asking_for_a_default_is_answered_by_the_sentence_saying_it()
     ("Once Lingua is installed, you may extract a message catalog.", False),  # a conjunction
     ("See https://github.com/Pylons/pyramid/pull/3300 for the change.", False),  # a link's digits
     ("The session holds fewer than 4000 bytes.", True), ("Only one worker runs.", True),
-    ("It retries once.", True), ("One of the workers restarts.", False)])
+    ("It retries once.", True), ("One of the workers restarts.", False),
+    ("You can also change the default timeout for all the jobs of a queue at once.", False)])  # "at once": together
 def test_a_quantity_is_a_number_the_text_states(text, states):
     """"How much data can I store ...?" is answered by a sentence stating a number: a pronoun "one", "Once" opening
-    a clause and the digits of a link state none, and a changelog entry linking its pull request is no answer."""
+    a clause, "at once" and the digits of a link state none, and a changelog entry linking its pull request is no
+    answer."""
     assert states_number(text) is states
 
 
