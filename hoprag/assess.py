@@ -325,8 +325,9 @@ def names_code(question: Question, text: str) -> bool:
 
 def names_new(question: Question, text: str) -> bool:
     """Does ``text`` name something the question does not -- in code, as a reference entry or in quotes ("Griffe will
-    raise a `CyclicAliasError`", "searching for "AirPlay Receiver"") -- as the answer to a "which ..." question does?"""
-    return any(stems(name) - question.weights.keys() for name in _named(text, quoted=True))
+    raise a `CyclicAliasError`", "searching for "AirPlay Receiver"") -- as the answer to a "which ..." question does?
+    Two words of the question written as one name ("connection pool": `connection_pool`) are nothing new."""
+    return any(stems(name) - question.weights.keys() - question.compounds.keys() for name in _named(text, quoted=True))
 
 
 def names_asked(question: Question, text: str) -> bool:

@@ -494,6 +494,21 @@ def test_an_answer_reads_on_in_its_paragraph_to_the_sentence_naming_what_is_aske
     assert not any(name in h.text for h in assess(question, said.format(gap="\n\n", name=name)).highlights)
 
 
+def test_a_name_joining_two_words_of_the_question_is_nothing_new():
+    """"Which Sentinel method should the connection pool come from?": "`RedisHuey` accepts a pre-configured
+    `connection_pool`" names only what the question says ("connection pool" written as one name), so the answer reads
+    on to the sentence naming `master_for()`. Control: a name joining words the question does not put together is
+    new, and nothing is read on."""
+    text = ("`RedisHuey` accepts a pre-configured `connection_pool`, which means huey works with Redis Sentinel. "
+            "The pool returned by `master_for()` follows the current master after a failover.")
+    question = Question("When using Redis Sentinel with RedisHuey, which Sentinel method should the connection pool "
+                        "come from?", {}, 10)
+    assert "`master_for()`" in " ".join(h.text for h in assess(question, text).highlights)
+    apart = Question("When using Redis Sentinel with RedisHuey, which Sentinel method should the pool of each "
+                     "connection come from?", {}, 10)
+    assert "`master_for()`" not in " ".join(h.text for h in assess(apart, text).highlights)
+
+
 def test_a_which_answer_naming_nothing_shows_the_code_right_after_it():
     """"Which tox command rebuilds the lexer mapping?": the docs say "... made publicly known by rebuilding the lexer
     mapping." and show the command in the block after it -- the block names what the sentence does not. Controls: a
