@@ -78,7 +78,8 @@ _LINK = re.compile(r"\b(?:https?|ftp)://\S+")
 #: ("one" as a pronoun counts nothing: "the URL is one that may modify data"; nor "Once" opening a clause, nor "at
 #: once": all together)
 _NUMBER = re.compile(r"(?i)\d|\b(?:one(?!\s+(?:that|which|who|of)\b)|two|three|four|five|six|seven|eight|nine|ten|eleven"
-                     r"|twelve|twenty|thirty|forty|fifty|hundred|thousand|million|billion|(?<!\bat )(?-i:once)|twice|dozens?|half)\b")
+                     r"|twelve|twenty|thirty|forty|fifty|hundred|thousand|million|billion|(?<!\bat )(?-i:once)|twice"
+                     r"|dozens?|half)\b")
 #: A heading naming a release ("pytest 3.8.0 (2018-09-05)", "0.115.0", "Version 3.0.3", "v2.1 release notes"):
 #: what is under it says what changed then, not how things are now.
 _RELEASE = re.compile(r"(?i)^(?:[a-z][\w.-]*\s+)?(?:version\s+|release\s+|v)?\d+(?:\.\d+){1,3}(?:[a-z]+\d*|[.-]\w+)*"

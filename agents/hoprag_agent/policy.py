@@ -212,7 +212,8 @@ def record(ledger: Ledger, tool: str, args: dict[str, Any], result: dict[str, An
         ledger["weights"] = {**(result or {})["weights"], **ledger.get("weights", {})}
     ledger["dropped"] += [d for d in dropped if d not in ledger["dropped"]]
     hits = [{"id": r["id"], "coverage": float(r.get("coverage") or 0.0), "answers": float(r.get("answers") or 0.0),
-             "matched": r.get("matched") or [], "agreed": bool(r.get("agreed")), "highlights": r.get("highlights") or [], "section": r.get("section") or ""}
+             "matched": r.get("matched") or [], "agreed": bool(r.get("agreed")), "highlights": r.get("highlights") or [],
+             "section": r.get("section") or ""}
             for r in results if r.get("trusted")]
     ledger["searches"].append({"query": args.get("query", ""), "k": args.get("k"), "results": ids, "dropped": dropped,
                                "hits": hits})
@@ -635,7 +636,8 @@ def grade_open(ledger: Ledger) -> dict[str, Any]:
     still unexplained (:class:`hoprag.walk.BridgeWalker`, replayed over the recorded results); with no
     such gap left, the best passage answers if it covers :data:`ANSWERS` (:data:`SPECIFIC` when it quotes
     the question's rarest word, :func:`states_rarest`; :data:`AGREED` when the word and the meaning rankings both
-    put it first), else the agent abstains and lists the closest pages. Coverage, highlights and matched words are what ``search`` returned.
+    put it first), else the agent abstains and lists the closest pages. Coverage, highlights, matched words and
+    agreement are what ``search`` returned.
     """
     walker, hop = walk_of(ledger)
     searches = _walked(ledger)
