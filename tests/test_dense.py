@@ -168,7 +168,7 @@ def test_dense_scores_are_computed_over_the_callers_view_only(ranker):
     for query in ("secret telemetry gate plan release", "telemetry", "budget quarter", "sec1"):
         got = [(h.doc.id, h.score, h.agreed) for h in full.search(query, frozenset({"pub"}), 10)]
         assert got == [(h.doc.id, h.score, h.agreed) for h in ref.search(query, frozenset({"pub"}), 10)]
-        assert "sec1" not in [i for i, _ in got]
+        assert "sec1" not in [i for i, *_ in got]
     view = full.view(frozenset({"pub"}))
     assert view.matrix.shape == (3, model.dim) and view.dense == ("dense" if ranker == "dense" else "hybrid")
 
