@@ -60,7 +60,8 @@ _QUANTITY = r"(?:many|much|long|often|old|big|large|far|soon|fast)\b"
 #: generator ... How do I keep the request available?", "Under load ...; how do I raise that cap?").
 ASKS_AT = r"(?:^|[.?!;,]\s+)"
 _HOW = re.compile(rf"(?i){ASKS_AT}\s*(how\b(?!\s+{_QUANTITY})|what(?:'s| is) the (?:syntax|command|way)\b"
-                  r"|what (?:do|should|must|can) (?:i|you|we) (?:add|put|write|type|run|enter|paste)\b"
+                  r"|what (?:do|should|must|can) (?:i|you|we) (?:add|put|write|type|run|enter|paste|call|use|set"
+                  r"|pass)\b"
                   r"|(?:what|which)\s+(?:[\w-]+\s+){1,3}?(?:should|must|do|can)\s+(?:i|you|we)\s+(?:set|use|add|pass|put|"
                   r"write|run|enable|configure)\b)")
 #: ... or one asking to be shown ("an example of a custom converter") -- unless it asks for a value or an amount:

@@ -618,6 +618,18 @@ def test_which_setting_should_i_set_asks_how_and_brings_the_example():
     assert not name.how and 'profile = "black"' not in " ".join(h.text for h in assess(name, text).highlights)
 
 
+def test_what_should_i_use_or_call_asks_how():
+    """"What should I use?" and "What should I call instead of the pause?" ask what to write, as "What do I add?" does:
+    the sentence leads to the example showing it. Control: "What should I know ...?" asks no such thing."""
+    text = ("Suppose you need to download something from the internet once. Mark the task:\n\n"
+            "```python\ndef task_get():\n    return {'actions': [fetch], 'uptodate': [run_once]}\n```")
+    for asked in ("My task downloads an archive and I don't want the download repeated. What should I use?",
+                  "My task downloads an archive every time. What should I call so it downloads only once?"):
+        question = Question(asked, {}, 10)
+        assert question.how and "run_once" in " ".join(h.text for h in assess(question, text).highlights), asked
+    assert not Question("My task downloads an archive. What should I know about downloads?", {}, 10).how
+
+
 def test_a_how_answers_code_counts_in_what_it_answers():
     """"How do I send JSON in a POST request?": "If you want to send JSON data:" introduces the call that says the
     rest (`session.post(url, json=...)`) -- for a how question that code is the answer, so what the answer covers
