@@ -750,19 +750,19 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
         elif (question.which or question.means) and not question.how and len(chosen) < MAX_SENTENCES and not any(
                 names_new(question, text[units[i][0]:units[i][1]]) for i in chosen):
             # a "which ..." answer (or one to "is there a ...?") naming nothing: read on to the sentence naming it
-            named = _read_on(text, units, max(chosen), MAX_SENTENCES - len(chosen), partial(names_new, question))
-            chosen += named  # through the sentence naming it, or none
-            if not named:
+            naming = _read_on(text, units, max(chosen), MAX_SENTENCES - len(chosen), partial(names_new, question))
+            chosen += naming  # through the sentence naming it, or none
+            if not naming:
                 # ... or to the code right after it, which names it ("$ tox -e mapfiles"), with the sentence
                 # introducing it if one does ("An experienced user can enable this feature by providing:" then it)
                 after = max(chosen) + 1
                 led = [after] if (after < len(units) and not units[after][2] and _introduces(text, units, after)
                                   and len(chosen) < MAX_SENTENCES) else []
-                shown = after + len(led)
-                if (shown < len(units) and units[shown][2]
-                        and not any(_parted(text, units, i) for i in range(after, shown + 1))
-                        and stems(text[units[shown][0]:units[shown][1]]) - question.weights.keys()):
-                    chosen += [*led, shown]
+                block = after + len(led)
+                if (block < len(units) and units[block][2]
+                        and not any(_parted(text, units, i) for i in range(after, block + 1))
+                        and stems(text[units[block][0]:units[block][1]]) - question.weights.keys()):
+                    chosen += [*led, block]
         if question.how:  # a how answer's code is its answer ("If you want to send JSON data:" then the call): it counts
             focus = question.covered(set().union(heads[best], *(own[i] for i in chosen)))
     chosen += _context(text, units, chosen)
