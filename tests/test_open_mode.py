@@ -752,3 +752,22 @@ def test_a_passage_the_word_and_the_meaning_rankings_both_put_first_answers_at_a
     best = first(weak)
     assert best["id"] == "limits" and best["agreed"] and policy.fit(best) < policy.AGREED
     assert drive(hybrid, weak)["grade"]["status"] == "exhausted"
+
+
+@pytest.mark.parametrize("agreed, coverage, first", [
+    (True, 0.78, "orms"),       # both rankings put it first and it covers most of the question: it answers
+    (False, 0.78, "ideas"),     # control: the word ranking alone -- the page covering every word answers
+    (True, 0.6, "ideas")])      # control: agreed on, but covering less than COVERS
+def test_a_passage_both_rankings_put_first_answers_before_one_covering_more_words(agreed: bool, coverage: float,
+                                                                                  first: str):
+    """"Which ORMs does factory_boy support?": the ORMs page's introduction is first in the word and the meaning
+    ranking alike and covers most of the question; a page of ideas covers every word ("Define a proper set of rules
+    for the support of third-party ORMs") -- the page both rankings chose answers."""
+    ledger = {"question": "Which ORMs does factory_boy support?", "evidence": {},
+              "weights": {"orm": 2.0, "factory_boy": 1.0, "support": 1.0}}
+    hits = [{"id": "orms", "section": "Using factory_boy with ORMs", "coverage": coverage, "answers": coverage,
+             "agreed": agreed, "highlights": [{"text": "factory_boy provides custom subclasses for various ORMs."}]},
+            {"id": "ideas", "section": "Ideas", "coverage": 1.0, "answers": 1.0, "agreed": False,
+             "highlights": [{"text": "Define a proper set of rules for the support of third-party ORMs."}]}]
+    assert 0.6 < policy.COVERS <= 0.78  # the two coverages stand on either side of COVERS
+    assert [h["id"] for h in policy._answering(ledger, {"hits": hits})][0] == first

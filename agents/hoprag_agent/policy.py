@@ -415,9 +415,12 @@ def _answering(ledger: Ledger, search: dict[str, Any], asked: str | None = None)
     A "how many" question is answered by a number: hits whose highlights state one come first; a question
     asking for a default, by what the default is: hits whose highlights say "default" come first -- of the hits
     that could answer at all (:data:`SPECIFIC`): a weak hit does not jump ahead for stating a number. Release
-    notes fall behind by :data:`RELEASE_NOTES`. A hit not holding a versioned name or a release the question asks
-    about ("HTTP/2", "6.6.0") as written answers nothing of it: the search matched its parts ("HTTP", "2"). ``asked``:
-    the part of a compound question the search was for (:func:`parts`) -- it is what the hits answer, not the whole."""
+    notes fall behind by :data:`RELEASE_NOTES`. A hit the word and the meaning rankings both put first (``agreed``)
+    that fits :data:`COVERS` comes before hits fitting better: two rankings agreeing on a page that answers most of
+    the question outweigh more of its words elsewhere ("Which ORMs does it support?" is the ORMs page's, not the ideas
+    page's "support of third-party ORMs"). A hit not holding a versioned name or a release the question asks about
+    ("HTTP/2", "6.6.0") as written answers nothing of it: the search matched its parts ("HTTP", "2"). ``asked``: the
+    part of a compound question the search was for (:func:`parts`) -- it is what the hits answer, not the whole."""
     out = []
     literal = [m.lower() for m in _VERSIONED.findall(asked or ledger["question"])]
     for rank, hit in enumerate(search.get("hits", [])):
@@ -434,7 +437,9 @@ def _answering(ledger: Ledger, search: dict[str, Any], asked: str | None = None)
         return fit(hit) - (RELEASE_NOTES if later else 0.0)
 
     return sorted(out, key=lambda h: (ranked_fit(h) < SPECIFIC, question.quantity and silent(h, states_number),
-                                      question.default and silent(h, states_default), -ranked_fit(h), h["rank"]))
+                                      question.default and silent(h, states_default),
+                                      not (h.get("agreed", False) and ranked_fit(h) >= COVERS), -ranked_fit(h),
+                                      h["rank"]))
 
 
 def _shown(ledger: Ledger, ranked: list[dict[str, Any]], asked: str | None = None) -> list[dict[str, Any]]:
