@@ -17,6 +17,7 @@ directive *renders as*.
 
 from __future__ import annotations
 
+import csv
 import re
 from typing import Callable
 
@@ -150,11 +151,13 @@ def _titled(title: str) -> str:
     return title if not title or title[-1] in ".:!?" else f"{title}:"
 
 
-def _generated(name: str, body: list[str]) -> bool:
-    """Is a directive autodoc's (``autoclass``, ``autofunction``, ...) with nothing written under it? The docstring it
-    renders is read from the code, not the page; what the page writes under it (an example, a note) renders after
-    that docstring, titled by the object's name like any description."""
-    return name.startswith("auto") and not any(line.strip() for line in body)
+def _generated(name: str, args: str, body: list[str]) -> bool:
+    """Is a directive autodoc's (``autoclass``, ``autofunction``, ...) with nothing written under it or in it? The
+    docstring it renders is read from the code, not the page; what the page writes under it (an example, a note)
+    renders after that docstring, titled by the object's name like any description -- and so does a signature the page
+    writes out (``.. autoclass:: SQLAlchemyJobStore(url=None, tablename='apscheduler_jobs')``): Sphinx shows it as
+    written, the defaults a reader asks for."""
+    return name.startswith("auto") and "(" not in args and not any(line.strip() for line in body)
 
 
 def _directive_text(name: str, args: str, body: list[str]) -> tuple[str, list[str]]:
@@ -289,7 +292,7 @@ class _Markdown:
         name = name.split(":")[-1]
         if name in _CODE_DIRECTIVES:
             return [indent + x for x in _code(args, options, body)] + [""]
-        if name in _DROPPED_DIRECTIVES or _generated(name, body):
+        if name in _DROPPED_DIRECTIVES or _generated(name, args, body):
             return []
         if name == "eval-rst":
             title, inner = "", rst_markdown("\n".join(body)).split("\n")
@@ -650,10 +653,19 @@ class _Rst:
                 body = body[1:]
             if name in _CODE_DIRECTIVES:
                 return _code(args, options, body) + [""]
-            if name in _DROPPED_DIRECTIVES or _generated(name, body):
+            if name in _DROPPED_DIRECTIVES or _generated(name, args, body):
                 return []
             if name == "rubric":
                 return [args, ""]
+            if name in _TABLE_DIRECTIVES:
+                rows = _TABLE_DIRECTIVES[name](body)
+                if rows:
+                    heads = next((int(m.group(1)) for m in map(_HEADER_ROWS.match, options) if m), 0)
+                    header = [" ".join(cells) for cells in zip(*rows[:heads])] if heads else _csv_header(options)
+                    width = max(len(r) for r in rows)
+                    fill = lambda r: r + [""] * (width - len(r))  # noqa: E731 - a row short of cells
+                    return ([_titled(args)] if args.strip() else []) + _pipe_table(
+                        fill(header) if header else [""] * width, [fill(r) for r in rows[heads:]])
             title, body = _directive_text(name, args, _body(body))
             if name not in _ADMONITIONS and name not in _VERSIONED and _is_code(body):
                 return ["", title, *_fenced("", body), ""]
@@ -662,6 +674,40 @@ class _Rst:
         if m:
             return ["", f"[{m.group(1)}] {m.group(2)}", *self.lines(_dedent(body)), ""]
         return []  # a comment or a hyperlink target renders nothing
+
+
+def _list_table(body: list[str]) -> list[list[str]]:
+    """A ``list-table``'s rows: a list whose items are lists of cells (``* - Constant`` then ``  - Description``); a
+    cell's later lines are its own."""
+    rows: list[list[str]] = []
+    for line in body:
+        row = re.match(r"[*+-][ \t]+(?:[*+-][ \t]+)?(.*)$", line)
+        cell = re.match(r"[ \t]+[*+-](?:[ \t]+(.*))?$", line)
+        if row:
+            rows.append([row.group(1).strip()])
+        elif cell and rows:
+            rows[-1].append((cell.group(1) or "").strip())
+        elif line.strip() and rows:
+            rows[-1][-1] = f"{rows[-1][-1]} {line.strip()}".strip()
+    return rows
+
+
+def _csv_table(body: list[str]) -> list[list[str]]:
+    """A ``csv-table``'s rows, as written in it (one read from ``:file:`` or ``:url:`` is not on the page)."""
+    return [[" ".join(c.split()) for c in r]
+            for r in csv.reader([f"{x}\n" for x in body if x.strip()], skipinitialspace=True)]
+
+
+def _csv_header(options: list[str]) -> list[str]:
+    """A ``csv-table``'s ``:header:`` option's cells."""
+    m = next((m for m in map(_CSV_HEADER.match, options) if m), None)
+    return [c.strip() for c in next(csv.reader([m.group(1)], skipinitialspace=True))] if m else []
+
+
+#: Tables written as directives: a row is one line, as for grid and simple tables.
+_TABLE_DIRECTIVES = {"list-table": _list_table, "csv-table": _csv_table}
+_HEADER_ROWS = re.compile(r"[ \t]*:header-rows:[ \t]*(\d+)")
+_CSV_HEADER = re.compile(r"[ \t]*:header:[ \t]*(.+)$")
 
 
 #: A line that is not a definition list's term though the line after it is indented deeper: a list item, a field,

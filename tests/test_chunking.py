@@ -751,3 +751,36 @@ def test_rst_grid_and_simple_tables_become_pipe_tables_one_row_a_line():
     assert rst_markdown(simple) == ("| Flag | Meaning |\n|---|---|\n| `-w` | Workers, four here. |\n| `-b` | Bind. |"
                                     "\n\n|  |  |\n|---|---|\n| a | b |\n\nAfter.")
     assert rst_markdown("Text.\n\n=====  =====\nnot closed\n") == "Text.\n\nnot closed"  # no closing border: text
+
+
+def test_rst_list_and_csv_tables_become_pipe_tables_one_row_a_line():
+    """Sphinx docs write tables as ``list-table`` and ``csv-table`` directives (APScheduler's event codes: a row is
+    ``* - EVENT_JOB_MAX_INSTANCES`` then its description and event class): each row is one line, the constant with
+    what it means -- they were cells scattered as one-line list items under "List table:". Control: a table read from
+    a file (``:file:``) has nothing on the page, and a grid table is unchanged."""
+    listed = (".. list-table::\n   :header-rows: 1\n   :widths: 1 4 2\n\n   * - Constant\n     - Description\n"
+              "     - Event class\n   * - EVENT_JOB_MAX_INSTANCES\n     - A job was not accepted because it already\n"
+              "       runs its maximum instances\n     - :class:`JobSubmissionEvent`\n   * - EVENT_JOB_ADDED\n"
+              "     - A job was added\n     -\n")
+    assert rst_markdown(listed) == (
+        "| Constant | Description | Event class |\n|---|---|---|\n"
+        "| EVENT_JOB_MAX_INSTANCES | A job was not accepted because it already runs its maximum instances | "
+        "`JobSubmissionEvent` |\n| EVENT_JOB_ADDED | A job was added |  |")
+    assert rst_markdown(".. list-table::\n\n   * - External dependencies\n     - `kazoo <https://pypi.org/p/kazoo>`_\n") \
+        == "|  |  |\n|---|---|\n| External dependencies | kazoo |"
+    csv_table = (".. csv-table:: Frozen delights\n   :header: \"Treat\", \"Quantity\"\n\n   \"Albatross\", 2.99\n"
+                 "   \"Crunchy Frog, \"\"boned\"\"\", \"1.49\n   each\"\n")
+    assert rst_markdown(csv_table) == ("Frozen delights:\n\n| Treat | Quantity |\n|---|---|\n| Albatross | 2.99 |\n"
+                                       "| Crunchy Frog, \"boned\" | 1.49 each |")
+    assert rst_markdown("Before.\n\n.. csv-table:: Prices\n   :file: prices.csv\n\nAfter.\n") == "Before.\n\nPrices:\n\nAfter."
+
+
+def test_an_autodoc_directive_writing_out_a_signature_keeps_it_as_the_objects_title():
+    """``.. autoclass:: SQLAlchemyJobStore(url=None, tablename='apscheduler_jobs')`` renders the signature the page
+    writes -- the defaults a reader asks for ("What table does it write jobs into?") -- and was dropped with the
+    docstring autodoc reads from the code. Control: an autodoc directive naming only its object still renders nothing
+    of the page."""
+    text = rst_markdown("API\n---\n\n.. autoclass:: SQLAlchemyJobStore(url=None, tablename='apscheduler_jobs')\n"
+                        "    :show-inheritance:\n\n.. autofunction:: merge\n")
+    assert text == "# API\n\nSQLAlchemyJobStore(url=None, tablename='apscheduler_jobs'):"
+    assert markdown_text("```{autoclass} Store(tablename='jobs')\n:members:\n```") == "Store(tablename='jobs'):"
