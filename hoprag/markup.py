@@ -80,12 +80,15 @@ _TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+(?:[ \t]*:?-+:?[ \
 #: Directives (reStructuredText, MyST) whose body is code, and those that render no text of the page itself
 #: (a table of contents, an include, an image); autodoc's ``auto*`` read the code (:func:`_generated`).
 _CODE_DIRECTIVES = frozenset({"code-block", "code", "sourcecode", "code-cell", "doctest", "testcode", "testoutput",
-                              "code-tab"})  # sphinx-tabs' tab of code ("# a comment" in it is no heading)
+                              "code-tab", "parsed-literal"})  # sphinx-tabs' tab of code ("# a comment" in it is no heading)
 _DROPPED_DIRECTIVES = frozenset({"toctree", "contents", "include", "literalinclude", "image", "raw", "highlight",
                                  "index", "meta", "currentmodule", "module", "sectionauthor", "codeauthor",
-                                 "default-role", "role", "tabularcolumns"})
+                                 "moduleauthor", "default-role", "role", "tabularcolumns", "title",
+                                 "inheritance-diagram", "graphviz",
+                                 "testsetup", "testcleanup"})  # doctest's set-up code: not shown on the page
 #: Directives that only wrap their body (a condition, a layout, a figure's caption): the body, no title.
-_WRAPPERS = frozenset({"only", "container", "rst-class", "class", "cssclass", "figure", "tab-set", "grid"})
+_WRAPPERS = frozenset({"only", "ifconfig", "container", "rst-class", "class", "cssclass", "figure", "tab-set", "tabs",
+                       "grid"})
 #: ``.. class:: OrderedMultiDict(mapping=None)`` describes a Python class (Sphinx's default domain), titled by its name;
 #: docutils' ``.. class:: special`` only sets a (lower-case) CSS class on what follows.
 _PY_CLASS = re.compile(r"[A-Z(.]")
@@ -94,6 +97,10 @@ _ADMONITIONS = frozenset({"attention", "caution", "danger", "error", "hint", "im
                           "seealso", "todo"})
 _VERSIONED = {"versionadded": "New in version", "versionchanged": "Changed in version",
               "deprecated": "Deprecated since version", "versionremoved": "Removed in version"}
+_VERSIONED |= {f"version-{name[7:]}": said for name, said in _VERSIONED.items() if name.startswith("version")} | {
+    "version-deprecated": _VERSIONED["deprecated"]}  # Sphinx 7.3's names for them
+#: The title Sphinx shows for an admonition whose name is not its title.
+_SHOWN_AS = {"seealso": "See also"}
 
 
 def _indent_of(line: str) -> int:
@@ -168,8 +175,8 @@ def _directive_text(name: str, args: str, body: list[str]) -> tuple[str, list[st
     if name in _VERSIONED:
         return _titled(f"{_VERSIONED[name]} {args}"), body
     if name in _ADMONITIONS and args.strip():
-        return _titled(name.capitalize()), [args.strip(), *body]
-    return _titled(args.strip() or name.replace("-", " ").capitalize()), body
+        return _titled(_SHOWN_AS.get(name, name.capitalize())), [args.strip(), *body]
+    return _titled(args.strip() or _SHOWN_AS.get(name, name.replace("-", " ").capitalize())), body
 
 
 #: A line only code starts with: an import, a definition, a decorator, a prompt.

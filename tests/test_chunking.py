@@ -784,3 +784,16 @@ def test_an_autodoc_directive_writing_out_a_signature_keeps_it_as_the_objects_ti
                         "    :show-inheritance:\n\n.. autofunction:: merge\n")
     assert text == "# API\n\nSQLAlchemyJobStore(url=None, tablename='apscheduler_jobs'):"
     assert markdown_text("```{autoclass} Store(tablename='jobs')\n:members:\n```") == "Store(tablename='jobs'):"
+
+
+def test_rst_directives_render_as_the_page_shows_them():
+    """What Sphinx shows, not the directive's name: ``seealso`` is titled "See also", Sphinx 7.3's ``version-added``
+    is "New in version" like ``versionadded``, a ``parsed-literal`` block is a literal (code) block, and sphinx-tabs'
+    ``tabs`` only wraps its tabs. doctest's ``testsetup`` code is not shown on the page, so it is not indexed (it
+    was prose under "Testsetup:"). Control: a ``testcode`` block, which the page shows, stays code."""
+    text = rst_markdown(".. seealso:: The :func:`other` page.\n\n.. testsetup::\n\n   import os\n\n"
+                        ".. testcode::\n\n   print(1)\n\n.. version-added:: 2.0\n   The flag.\n\n"
+                        ".. tabs::\n\n   .. group-tab:: Python\n\n      Text here.\n\n"
+                        ".. parsed-literal::\n\n   pip install **foo**\n")
+    assert text == ("See also:\nThe `other` page.\n\n```\nprint(1)\n```\n\nNew in version 2.0:\nThe flag.\n\n"
+                    "Python:\nText here.\n\n```\npip install **foo**\n```")
