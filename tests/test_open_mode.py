@@ -771,3 +771,40 @@ def test_a_passage_both_rankings_put_first_answers_before_one_covering_more_word
              "highlights": [{"text": "Define a proper set of rules for the support of third-party ORMs."}]}]
     assert 0.6 < policy.COVERS <= 0.78  # the two coverages stand on either side of COVERS
     assert [h["id"] for h in policy._answering(ledger, {"hits": hits})][0] == first
+
+
+def test_a_part_whose_search_finds_the_page_claimed_for_the_other_part_sends_that_part_to_its_own_search():
+    """"Which Python versions does the tool support, and how can I check whether my installation uses the C
+    extension?": the installation page holds the first part's words (it names Python versions) and is taken to answer
+    it; the second part's own search finds that same page -- it answers the second part. The first part is then
+    searched on its own, and answered from its own page (the supported versions), not from the installation page.
+    Control: when the first part's own search finds the installation page too, that page answers both."""
+    question = ("Which Python versions does the tool support, and how can I check whether my installation uses the C "
+                "extension?")
+    first, second = policy.parts(question)
+    weights = {w: 1.0 for w in ("python", "versions", "tool", "support", "check", "whether", "installation", "uses",
+                                "c", "extension")}
+
+    def hit(doc: str, text: str, matched: list[str], fits: float) -> dict:
+        return {"id": doc, "title": doc, "document": f"{doc}.md", "section": doc.capitalize(), "text": text,
+                "trusted": True, "coverage": fits, "answers": fits, "matched": matched,
+                "highlights": [{"text": text, "start": 0, "end": len(text)}]}
+
+    install = hit("install", "Run `tool --version`: it says whether the C extension is used, for every Python "
+                  "version the tool supports.", ["python", "versions", "tool", "support", "c", "extension"], 0.6)
+    support = hit("support", "The tool supports Python 3.11 through 3.14.", ["python", "versions", "tool", "support"],
+                  0.9)
+
+    def searched(part_hits: list[dict]) -> dict:
+        ledger = policy.new_ledger(question, 4)
+        policy.record(ledger, "search", {"query": question, "k": 10}, {"results": [install], "weights": weights})
+        assert policy._part_answers(ledger, ledger["searches"][0]["hits"][0])["query"] == second
+        policy.record(ledger, "search", {"query": second, "k": 10}, {"results": [install], "weights": weights})
+        asks = policy._part_answers(ledger, ledger["searches"][0]["hits"][0])
+        assert asks["status"] == "gap" and asks["query"] == first  # the first part, on its own
+        policy.record(ledger, "search", {"query": first, "k": 10}, {"results": part_hits, "weights": weights})
+        return policy._part_answers(ledger, ledger["searches"][0]["hits"][0])
+
+    answered = searched([support, install])
+    assert answered["status"] == "answered" and [c["doc_id"] for c in answered["citations"]] == ["support", "install"]
+    assert searched([install]) is None  # control: the installation page answers both

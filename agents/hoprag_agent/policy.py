@@ -707,9 +707,11 @@ def _search_alone(query: str, reason: str) -> dict[str, Any]:
 
 def _part_answers(ledger: Ledger, best: dict[str, Any] | None) -> dict[str, Any] | None:
     """A compound question (:func:`parts`) whose best page answers one part but not the other: search the
-    other part on its own (one more read); when another page answers it, search the first part on its own too (the
-    sentences answering the whole question are not those answering its part); then answer each part from its own
-    page, as that part asks -- or ``None``.
+    other part on its own (one more read), then the first part on its own too -- the sentences answering the whole
+    question are not those answering its part, and when the other part's search finds the same page, that page held the
+    first part's words, not necessarily its answer ("Which Python versions does it support, and how do I check that
+    the C extension is used?": the installation page names Python versions); then answer each part from its own
+    page, as that part asks -- or ``None`` (one page answers both).
 
     What a page answers of a part is the part's share of the question words the page holds (``matched``)."""
     asked = parts(ledger["question"])
@@ -726,7 +728,7 @@ def _part_answers(ledger: Ledger, best: dict[str, Any] | None) -> dict[str, Any]
     if done is None:
         return _search_alone(asked[weak], f"{best['id']} answers \"{asked[strong]}\" but not this part: {asked[weak]}")
     other = _shown(ledger, _answering(ledger, done, asked[weak]), asked[weak])
-    if not other or fit(other[0]) < ANSWERS or other[0]["id"] == best["id"]:
+    if not other or fit(other[0]) < ANSWERS:
         return None
     own = _searched(ledger, asked[strong])
     if own is None and not Budget(ledger["budget"], spent(ledger)).exhausted:
@@ -735,6 +737,8 @@ def _part_answers(ledger: Ledger, best: dict[str, Any] | None) -> dict[str, Any]
     mine = _shown(ledger, _answering(ledger, own, asked[strong]), asked[strong]) if own else []
     if mine and fit(mine[0]) >= ANSWERS and mine[0]["id"] != other[0]["id"]:
         best = mine[0]  # its sentences answering this part, not the whole question
+    elif other[0]["id"] == best["id"]:
+        return None  # the one page answers both parts, searched together and apart
     pair = [best, other[0]] if strong == 0 else [other[0], best]
     return {"status": "answered", "citations": [_cite(ledger, h) for h in pair], "results": done["results"]}
 
