@@ -664,6 +664,11 @@ class _Rst:
                 return []
             if name == "rubric":
                 return [args, ""]
+            if name in ("changelog", "change"):  # the changelog extension's release and its entries (Alembic, Mako)
+                said = dict(m.groups() for m in map(_NAMED_OPTION.match, options) if m)
+                release = " ".join(x for x in (said.get("version"), said.get("released") and
+                                               f"(released {said['released']})") if x)
+                return ["", *([_titled(release)] if release else []), *self.lines(_body(body)), ""]
             if name in _TABLE_DIRECTIVES:
                 rows = _TABLE_DIRECTIVES[name](body)
                 if rows:
@@ -713,6 +718,7 @@ def _csv_header(options: list[str]) -> list[str]:
 
 #: Tables written as directives: a row is one line, as for grid and simple tables.
 _TABLE_DIRECTIVES = {"list-table": _list_table, "csv-table": _csv_table}
+_NAMED_OPTION = re.compile(r"[ \t]*:([\w-]+):[ \t]*(.*?)[ \t]*$")
 _HEADER_ROWS = re.compile(r"[ \t]*:header-rows:[ \t]*(\d+)")
 _CSV_HEADER = re.compile(r"[ \t]*:header:[ \t]*(.+)$")
 

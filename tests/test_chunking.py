@@ -797,3 +797,14 @@ def test_rst_directives_render_as_the_page_shows_them():
                         ".. parsed-literal::\n\n   pip install **foo**\n")
     assert text == ("See also:\nThe `other` page.\n\n```\nprint(1)\n```\n\nNew in version 2.0:\nThe flag.\n\n"
                     "Python:\nText here.\n\n```\npip install **foo**\n```")
+
+
+def test_a_changelog_directive_keeps_its_release_and_its_entries_lose_the_directives_name():
+    """The changelog extension (Alembic's, Mako's) renders ``.. changelog::`` with ``:version: 1.4.3`` and
+    ``:released:`` as that release's title, and each ``.. change::`` as its text: the release was dropped with the
+    options, and every entry was titled "Change:". Control: a changelog naming no release shows no title."""
+    source = (".. changelog::\n    :version: 1.4.3\n    :released: Tue Sep 22 2026\n\n    .. change::\n"
+              "        :tags: bug, tests\n        :tickets: 441\n\n        Fixed a regression on Windows.\n\n"
+              ".. changelog::\n\n    .. change::\n        :tags: feature\n\n        Added regions.\n")
+    assert rst_markdown(source) == ("1.4.3 (released Tue Sep 22 2026):\n\nFixed a regression on Windows.\n\n"
+                                    "Added regions.")
