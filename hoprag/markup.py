@@ -80,7 +80,8 @@ _TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+(?:[ \t]*:?-+:?[ \
 #: Directives (reStructuredText, MyST) whose body is code, and those that render no text of the page itself
 #: (a table of contents, an include, an image); autodoc's ``auto*`` read the code (:func:`_generated`).
 _CODE_DIRECTIVES = frozenset({"code-block", "code", "sourcecode", "code-cell", "doctest", "testcode", "testoutput",
-                              "code-tab", "parsed-literal"})  # sphinx-tabs' tab of code ("# a comment" in it is no heading)
+                              "code-tab",  # sphinx-tabs' tab of code ("# a comment" in it is no heading)
+                              "parsed-literal"})
 _DROPPED_DIRECTIVES = frozenset({"toctree", "contents", "include", "literalinclude", "image", "raw", "highlight",
                                  "index", "meta", "currentmodule", "module", "sectionauthor", "codeauthor",
                                  "moduleauthor", "default-role", "role", "tabularcolumns", "title",
@@ -96,9 +97,10 @@ _PY_CLASS = re.compile(r"[A-Z(.]")
 _ADMONITIONS = frozenset({"attention", "caution", "danger", "error", "hint", "important", "note", "tip", "warning",
                           "seealso", "todo"})
 _VERSIONED = {"versionadded": "New in version", "versionchanged": "Changed in version",
-              "deprecated": "Deprecated since version", "versionremoved": "Removed in version"}
-_VERSIONED |= {f"version-{name[7:]}": said for name, said in _VERSIONED.items() if name.startswith("version")} | {
-    "version-deprecated": _VERSIONED["deprecated"]}  # Sphinx 7.3's names for them
+              "deprecated": "Deprecated since version", "versionremoved": "Removed in version",
+              # ... and Sphinx 7.3's names for them
+              "version-added": "New in version", "version-changed": "Changed in version",
+              "version-deprecated": "Deprecated since version", "version-removed": "Removed in version"}
 #: The title Sphinx shows for an admonition whose name is not its title.
 _SHOWN_AS = {"seealso": "See also"}
 
@@ -665,19 +667,13 @@ class _Rst:
             if name == "rubric":
                 return [args, ""]
             if name in ("changelog", "change"):  # the changelog extension's release and its entries (Alembic, Mako)
-                said = dict(m.groups() for m in map(_NAMED_OPTION.match, options) if m)
+                said = _options(options)
                 release = " ".join(x for x in (said.get("version"), said.get("released") and
                                                f"(released {said['released']})") if x)
                 return ["", *([_titled(release)] if release else []), *self.lines(_body(body)), ""]
-            if name in _TABLE_DIRECTIVES:
-                rows = _TABLE_DIRECTIVES[name](body)
-                if rows:
-                    heads = next((int(m.group(1)) for m in map(_HEADER_ROWS.match, options) if m), 0)
-                    header = [" ".join(cells) for cells in zip(*rows[:heads])] if heads else _csv_header(options)
-                    width = max(len(r) for r in rows)
-                    fill = lambda r: r + [""] * (width - len(r))  # noqa: E731 - a row short of cells
-                    return ([_titled(args)] if args.strip() else []) + _pipe_table(
-                        fill(header) if header else [""] * width, [fill(r) for r in rows[heads:]])
+            rows = _TABLE_DIRECTIVES[name](body) if name in _TABLE_DIRECTIVES else []
+            if rows:
+                return ([_titled(args)] if args.strip() else []) + _directive_table(rows, _options(options))
             title, body = _directive_text(name, args, _body(body))
             if name not in _ADMONITIONS and name not in _VERSIONED and _is_code(body):
                 return ["", title, *_fenced("", body), ""]
@@ -710,17 +706,27 @@ def _csv_table(body: list[str]) -> list[list[str]]:
             for r in csv.reader([f"{x}\n" for x in body if x.strip()], skipinitialspace=True)]
 
 
-def _csv_header(options: list[str]) -> list[str]:
-    """A ``csv-table``'s ``:header:`` option's cells."""
-    m = next((m for m in map(_CSV_HEADER.match, options) if m), None)
-    return [c.strip() for c in next(csv.reader([m.group(1)], skipinitialspace=True))] if m else []
+def _directive_table(rows: list[list[str]], said: dict[str, str]) -> list[str]:
+    """A table directive's ``rows`` as a pipe table: its first ``:header-rows:`` rows, or its ``:header:`` cells, the
+    header; a row short of cells filled with empty ones."""
+    heads = int(said["header-rows"]) if said.get("header-rows", "").isdigit() else 0
+    if heads:
+        header = [" ".join(cells) for cells in zip(*rows[:heads])]
+    else:
+        header = _csv_table([said["header"]])[0] if said.get("header", "").strip() else []
+    rows = rows[heads:]
+    width = max(len(r) for r in [*rows, header])
+    return _pipe_table(header + [""] * (width - len(header)), [r + [""] * (width - len(r)) for r in rows])
 
 
 #: Tables written as directives: a row is one line, as for grid and simple tables.
 _TABLE_DIRECTIVES = {"list-table": _list_table, "csv-table": _csv_table}
 _NAMED_OPTION = re.compile(r"[ \t]*:([\w-]+):[ \t]*(.*?)[ \t]*$")
-_HEADER_ROWS = re.compile(r"[ \t]*:header-rows:[ \t]*(\d+)")
-_CSV_HEADER = re.compile(r"[ \t]*:header:[ \t]*(.+)$")
+
+
+def _options(options: list[str]) -> dict[str, str]:
+    """A directive's named options (``:version: 1.4.3``)."""
+    return dict(m.groups() for m in map(_NAMED_OPTION.match, options) if m)
 
 
 #: A line that is not a definition list's term though the line after it is indented deeper: a list item, a field,
