@@ -94,9 +94,11 @@ _RELEASES = re.compile(r"(?i)^(?:change\s*log\b|change\s+history\b|release\s+(?:
 #: ("Why can ...").
 _MEANS = re.compile(r"(?i)(?:^|[.?!]\s+)(?:can|could)\s+(?:i|we|you|it|my|the|one)\b|\bis\s+there\s+(?:a|an|any)\b"
                     r"|\bis\s+it\s+possible\b")
-#: A question about a thing's history ("Which version added ...", "When was ... deprecated?", "What's new in 3.0?"):
+#: A question about a thing's history ("Which version added ...", "When was ... deprecated?", "What's new in 3.0?",
+#: "In which release does ...?"):
 #: release notes answer it -- not one naming a version it needs ("Which Python versions does it support?").
-_HISTORY = re.compile(r"(?i)\b(released|changelog|changed|added|introduced|deprecated|removed|since|new\s+in)\b")
+_HISTORY = re.compile(r"(?i)\b(released|changelog|changed|added|introduced|deprecated|removed|since|new\s+in"
+                      r"|which\s+release)\b")
 #: A question asking for a default ("What is the default ...", "... by default?") is answered by a sentence
 #: saying what the default is.
 _DEFAULT = re.compile(r"(?i)\bdefault(?:s|ed|ing)?\b")

@@ -808,3 +808,20 @@ def test_a_part_whose_search_finds_the_page_claimed_for_the_other_part_sends_tha
     answered = searched([support, install])
     assert answered["status"] == "answered" and [c["doc_id"] for c in answered["citations"]] == ["support", "install"]
     assert searched([install]) is None  # control: the installation page answers both
+
+
+@pytest.mark.parametrize("asked, first", [
+    ("How do I generate random names with Faker in a factory?", "reference"),  # the reference page answers
+    ("In which release was Faker support added to factories?", "news")])       # control: it asks about releases
+def test_a_changelog_entry_fitting_much_better_still_answers_after_the_reference(asked: str, first: str):
+    """"How do I generate random names with Faker?": factory_boy's changelog entry "Add support for random-yet-realistic
+    values through fake-factory, through the `factory.Faker` class" holds the question's words as its feature's name and
+    fits 0.2 better than the reference entry saying how (`name = factory.Faker('name')`) -- within RELEASE_NOTES, so the
+    reference answers. Control: a question about releases is the changelog's."""
+    ledger = {"question": asked, "evidence": {}, "weights": {"faker": 2.0, "names": 1.0, "random": 1.0}}
+    news = {"id": "news", "section": "ChangeLog › 2.6.0 (2015-10-20)", "coverage": 0.9, "answers": 0.9,
+            "highlights": [{"text": "Add support for random-yet-realistic values through the `factory.Faker` class."}]}
+    reference = {"id": "reference", "section": "Reference › Declarations › Faker", "coverage": 0.7, "answers": 0.7,
+                 "highlights": [{"text": "Use the `Faker` attribute declaration: `name = factory.Faker('name')`."}]}
+    assert 0.15 < policy.fit(news) - policy.fit(reference) <= policy.RELEASE_NOTES
+    assert policy._answering(ledger, {"hits": [news, reference]})[0]["id"] == first

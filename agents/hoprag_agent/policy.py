@@ -62,8 +62,10 @@ TIED = 0.05
 #: code that fits this close to it: a sentence restating the task in the question's words does not say how.
 HOW_TIED = 0.15
 #: A hit under a release's heading (release notes, a changelog) ranks as if it fit this much less, unless the
-#: question asks about versions or changes: a changelog mentions every feature, and says what changed then.
-RELEASE_NOTES = 0.15
+#: question asks about versions or changes: a changelog mentions every feature, and says what changed then. An entry
+#: naming a feature in its own words ("Add support for random-yet-realistic values through `factory.Faker`") fits
+#: a question on it up to about this much better than the reference page that says how to use it.
+RELEASE_NOTES = 0.30
 #: An abstention lists this many closest pages ("see also").
 SEE_ALSO = 3
 _WH = {"what", "which", "who", "whom", "whose", "where", "when", "how", "why", "is", "are", "does", "do"}
