@@ -50,6 +50,7 @@ _FENCE_HEADS, _DROPPED_HEADS, _CONTAINER_HEADS = frozenset("`~>-*+0123456789"), 
 _MARKUP_LINE = re.compile(r"\n[ \t]*[`~>\-*+0-9;{\[(!?=/:]")
 _MYST_TARGET = re.compile(r"^\([\w.:-]+\)=[ \t]*$")
 _OPTION = re.compile(r"^[ \t]*:[\w-]+:(?:[ \t].*)?$")
+_NAMED_OPTION = re.compile(r"[ \t]*:([\w-]+):[ \t]*(.*?)[ \t]*$")
 #: reStructuredText's short form of an anonymous hyperlink target ("__ https://commonmark.org/").
 _ANONYMOUS_TARGET = re.compile(r"^__[ \t]+\S+[ \t]*$")
 
@@ -191,14 +192,19 @@ def _is_code(body: list[str]) -> bool:
     return any(_CODE_LINE.match(line) for line in body)
 
 
-_CAPTION = re.compile(r"^[ \t]*:caption:[ \t]*(\S.*?)[ \t]*$")
+def _options(options: list[str]) -> dict[str, str]:
+    """A directive's named options (``:version: 1.4.3``, ``:caption: app.py``), the first of each name."""
+    said: dict[str, str] = {}
+    for m in filter(None, map(_NAMED_OPTION.match, options)):
+        said.setdefault(m.group(1), m.group(2))
+    return said
 
 
 def _titled_code(lang: str, options: list[str]) -> str:
     """A code directive's language, with its ``:caption:`` (the file a listing belongs in, shown above it:
     ``flaskr/blog.py``) as MkDocs writes a block's title: ``python title="flaskr/blog.py"``."""
-    caption = next((m.group(1) for m in map(_CAPTION.match, options) if m), None)
-    return lang if caption is None else f'{lang.strip()} title="{caption.replace("`", "")}"'
+    caption = _options(options).get("caption")
+    return f'{lang.strip()} title="{caption.replace("`", "")}"' if caption else lang
 
 
 def _code(lang: str, lines: list[str], body: list[str]) -> list[str]:
@@ -684,13 +690,17 @@ class _Rst:
         return []  # a comment or a hyperlink target renders nothing
 
 
+#: A ``list-table`` row's line (``* - Constant``: the row's item, its first cell's) and a later cell's (``  - Description``).
+_TABLE_ROW = re.compile(r"[*+-][ \t]+(?:[*+-][ \t]+)?(.*)$")
+_TABLE_CELL = re.compile(r"[ \t]+[*+-](?:[ \t]+(.*))?$")
+
+
 def _list_table(body: list[str]) -> list[list[str]]:
     """A ``list-table``'s rows: a list whose items are lists of cells (``* - Constant`` then ``  - Description``); a
     cell's later lines are its own."""
     rows: list[list[str]] = []
     for line in body:
-        row = re.match(r"[*+-][ \t]+(?:[*+-][ \t]+)?(.*)$", line)
-        cell = re.match(r"[ \t]+[*+-](?:[ \t]+(.*))?$", line)
+        row, cell = _TABLE_ROW.match(line), _TABLE_CELL.match(line)
         if row:
             rows.append([row.group(1).strip()])
         elif cell and rows:
@@ -721,12 +731,6 @@ def _directive_table(rows: list[list[str]], said: dict[str, str]) -> list[str]:
 
 #: Tables written as directives: a row is one line, as for grid and simple tables.
 _TABLE_DIRECTIVES = {"list-table": _list_table, "csv-table": _csv_table}
-_NAMED_OPTION = re.compile(r"[ \t]*:([\w-]+):[ \t]*(.*?)[ \t]*$")
-
-
-def _options(options: list[str]) -> dict[str, str]:
-    """A directive's named options (``:version: 1.4.3``)."""
-    return dict(m.groups() for m in map(_NAMED_OPTION.match, options) if m)
 
 
 #: A line that is not a definition list's term though the line after it is indented deeper: a list item, a field,

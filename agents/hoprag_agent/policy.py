@@ -438,10 +438,13 @@ def _answering(ledger: Ledger, search: dict[str, Any], asked: str | None = None)
         later = not question.history and release_notes(hit["section"])
         return fit(hit) - (RELEASE_NOTES if later else 0.0)
 
-    return sorted(out, key=lambda h: (ranked_fit(h) < SPECIFIC, question.quantity and silent(h, states_number),
-                                      question.default and silent(h, states_default),
-                                      not (h.get("agreed", False) and ranked_fit(h) >= COVERS), -ranked_fit(h),
-                                      h["rank"]))
+    def order(hit: dict[str, Any]) -> tuple:
+        fits = ranked_fit(hit)
+        return (fits < SPECIFIC, question.quantity and silent(hit, states_number),
+                question.default and silent(hit, states_default), not (hit.get("agreed", False) and fits >= COVERS),
+                -fits, hit["rank"])
+
+    return sorted(out, key=order)
 
 
 def _shown(ledger: Ledger, ranked: list[dict[str, Any]], asked: str | None = None) -> list[dict[str, Any]]:
