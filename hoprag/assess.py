@@ -477,6 +477,23 @@ def _lines_covering(question: Question, text: str, start: int, end: int) -> tupl
     return start + window[0][0], start + window[-1][1]
 
 
+#: Saying what to do: a clause opening with a verb of doing ("..., set `x=True`", "Use `host.loop` ..."), what you
+#: can or should do, what can be done or used, doing it by setting or passing something, what a project provides
+#: for it ("... provides a directive known as `depends_on`") -- not what must hold ("every producer must use ...").
+_VERB = r"(?:use|set|pass|call|try|install|add|enable|disable|define|specify)"
+_DOES = re.compile(rf"(?i)(?:^|[,:;]\s*|\bthen\s+|\binstead,?\s+){_VERB}\b"
+                   rf"|\b(?:you|we|one)\s+(?:can|could|should|may|might|must|need\s+to|have\s+to)\s+"
+                   rf"(?:also\s+|simply\s+|just\s+)?{_VERB}\b"
+                   r"|\b(?:can|may)\s+(?:also\s+)?be\s+(?:used|set|passed|done|changed|controlled|configured|disabled|enabled)\b"
+                   r"|\bby\s+(?:using|setting|passing|calling|adding|enabling|disabling|defining|specifying)\b"
+                   r"|\bprovides?\s+(?:a|an|the)\b[^.]*?\b(?:known\s+as|called|named)\b")
+
+
+def _remedies(question: Question, say: str) -> bool:
+    """Does the sentence ``say`` tell what to do (:data:`_DOES`) with something the question does not name?"""
+    return _DOES.search(say) is not None and names_new(question, say)
+
+
 def _introduces(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
     """Does the sentence ``i`` end in ":" -- introducing what follows it (an example, code, a list)?"""
     return text[units[i][0]:units[i][1]].rstrip().endswith(":")
@@ -699,7 +716,15 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     shown = [head | (own[i] | own[i + 1] if not code and i + 1 < len(units) and units[i + 1][2]
                      and not _parted(text, units, i + 1) and (question.how or _introduces(text, units, i)) else own[i])
              for i, ((_, _, code), head) in enumerate(zip(units, heads))]
-    scored = [(question.covered(shown[i]), not code, -i) for i, (_, _, code) in enumerate(units)]
+    # a sentence saying what to do with something named in code ("If your stubs are the authoritative documentation,
+    # set `stub_docs_first=True`.") answers the situation the sentences just before it describe, back to one saying
+    # what to do in turn: it is chosen as read with them -- the passage's fit still counts what it says itself
+    near = _places(text, units)
+    told = [i for i in near if _remedies(question, text[units[i][0]:units[i][1]])] \
+        if question.how or question.which or question.means or question.changes else []
+    read = {i: shown[i].union(*(own[j] for j in near if j < i and near[i] - near[j] <= NEAR
+                                and titles[j] == titles[i] and not any(j <= k < i for k in told))) for i in told}
+    scored = [(question.covered(read.get(i, shown[i])), not code, -i) for i, (_, _, code) in enumerate(units)]
     if not scored or max(scored)[0] <= 0:
         return Assessment(round(coverage, 3), (), matched)
     # a question that does not ask how is answered by a statement: a code block answers it only when no sentence

@@ -852,3 +852,23 @@ def test_an_entrys_info_fields_are_units_of_their_own_and_a_which_answer_reads_t
     assert "inflight_hours" not in " ".join(h.text for h in assess(which, loose).highlights)
     codes = ":Exit code 0: All tests passed\n:Exit code 5: No tests were collected"
     assert len(_units(codes)) == 1
+
+
+def test_a_sentence_saying_what_to_do_reads_with_the_situation_before_it():
+    """The docs describe what happens, then say what to do about it: "If your stubs are the authoritative
+    documentation, set `stub_docs_first=True`." covers few of the question's words itself, but answers the situation
+    the sentences just before it describe, so it is read with them and is the answer to a question asking how (or
+    whether one can). Controls: a question asking why; the sentence under the next heading; a sentence naming the
+    setting without saying to use, set or pass it ("every loader ... must use the same ... value" is a constraint)."""
+    text = ("When the loader finds both a module and its stub file, it merges what both files say about each object. "
+            "By default a docstring from the module takes precedence, and a docstring from the stub is only used when "
+            "the module has none.\n\nIf your stubs are the authoritative documentation, set `stub_docs_first=True`. "
+            "Loading is lazy: nothing is parsed until an object is accessed.")
+    how = "How do I make the docstrings of stub files take precedence over the module's when loading?"
+    for asked in (how, "Can the docstrings of stub files take precedence over the module's when loading?"):
+        assert "`stub_docs_first=True`" in " ".join(h.text for h in assess(Question(asked, {}, 10), text).highlights)
+    why = Question("Why does the module's docstring take precedence over the stub file's when loading?", {}, 10)
+    apart = text.replace("If your stub", "## Writing stubs\n\nIf your stub")
+    must = text.replace("set `stub_docs_first=True`", "every loader reading them must use the same `stub_docs_first` value")
+    for question, said in ((why, text), (Question(how, {}, 10), apart), (Question(how, {}, 10), must)):
+        assert "stub_docs_first" not in " ".join(h.text for h in assess(question, said).highlights)
