@@ -136,6 +136,25 @@ def test_a_first_run_indexes_then_asks_with_no_access_file(tmp_path):
 
 
 @pytest.mark.slow  # hoprag processes that load the agent: 2.5 s or more
+def test_ask_looks_up_a_name_in_code_no_page_read_holds_and_says_none_mentions_it(tmp_path):
+    """Through the ADK runner and the MCP server: "Does Basalt read the BASALT_REGION variable?" over notes naming
+    Basalt and regions but never BASALT_REGION -- the researcher greps for it (no read spent) and the answer says no
+    page mentions it, after one search. Control: the name written in a note is found by the search and answered."""
+    docs, store = write_docs(tmp_path), tmp_path / "notes.db"
+    assert hoprag("index", str(docs), "--store", str(store), "--quiet").returncode == 0
+    asked = hoprag("ask", "Does Basalt read the BASALT_REGION environment variable?", "--store", str(store), "--json")
+    result = json.loads(asked.stdout)
+    assert result["abstained"] and "nothing you may read mentions BASALT_REGION" in result["reason"], result
+    assert result["searches"] == 1 and any("grep(" in step for step in result["trace"]), result["trace"]
+    (docs / "env.md").write_text("# Environment\n\nBasalt reads its region from BASALT_REGION.\n", encoding="utf-8")
+    assert hoprag("index", str(docs), "--store", str(store), "--quiet").returncode == 0
+    named = json.loads(hoprag("ask", "Does Basalt read the BASALT_REGION environment variable?", "--store", str(store),
+                              "--json").stdout)
+    assert not named["abstained"] and named["citations"][0]["doc_id"] == "env.md"
+    assert not any("grep(" in step for step in named["trace"])
+
+
+@pytest.mark.slow  # hoprag processes that load the agent: 2.5 s or more
 def test_with_an_access_file_the_default_group_is_granted_like_any_other(tmp_path):
     docs, store = write_docs(tmp_path), tmp_path / "notes.db"
     (tmp_path / "access.yaml").write_text("principals:\n  eng: {groups: [engineering]}\n  me: {groups: [local]}\n"

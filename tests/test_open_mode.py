@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,12 @@ def drive(engine: Engine, question: str, groups: frozenset[str] = PUBLIC, budget
             plan = policy.plan(question, overview)
             ledger["plan"], ledger["start"], ledger["goal"] = plan, plan.get("start"), plan.get("goal")
             step = plan if plan["action"] == "search" else {}
-            for _ in range(budget + 1):
+            for _ in range(budget + 2):
+                if step.get("status") == "check":  # a literal look-up: free, then grade again
+                    looked = {"text": step["grep"]}
+                    policy.record(ledger, "grep", looked, (await client.call_tool("grep", looked)).structured_content)
+                    step = policy.grade(ledger)
+                    continue
                 if "query" not in step or step.get("status", "gap") != "gap":
                     break
                 args = {"query": step["query"], "k": step.get("k", policy.SEARCH_K)}
@@ -432,6 +438,40 @@ def test_a_question_about_a_name_nothing_readable_holds_is_abstained_on_in_one_r
     example = drive(engine, "Can the tool format files of another language (Rust) from standard input?", budget=4)
     assert policy.unheard(example["ledger"]) == []  # a name in parentheses is an example of what is asked
     assert example["grade"]["status"] == "sufficient" and example["grade"]["answer_doc"] == "fmt"
+
+
+def test_a_name_joined_by_underscores_is_looked_up_as_written_before_it_is_called_unheard():
+    """"Does the tool honor the NO_COLOR environment variable?" over docs saying "color" and "environment variable"
+    but never NO_COLOR: the search weighs the name's words, so no passage read holding it, the agent looks it up
+    literally (``grep``, free: no read) and, found nowhere, says no page mentions it -- in one read. Controls: a
+    reader of a page naming it answers; a page no search returned that names it (grep finds it) keeps the agent
+    going; a name given as an example ("like MYAPP_DEBUG") or in parentheses is not looked up; a failed look-up is
+    not repeated."""
+    docs = (Doc("color", "The echo function styles its output with color; pass `color=False` to strip the styles.",
+                PUBLIC, title="Colors", document="colors.md"),
+            Doc("env", "Every option can also be read from an environment variable.", PUBLIC, title="Options",
+                document="options.md"),
+            Doc("secret", "The internal fork honors NO_COLOR and strips every style.", frozenset({"secret"}),
+                title="Fork"))
+    engine = Engine(Corpus(docs, Lexicon(()), None, None), "bm25-titles")
+    asked = "Does the tool honor the NO_COLOR environment variable to disable colored output?"
+    run = drive(engine, asked, budget=4)
+    assert run["grade"]["status"] == "exhausted" and "nothing you may read mentions NO_COLOR" in run["answer"]
+    assert len(run["ledger"]["searches"]) == 1 and run["ledger"]["greps"] == {"NO_COLOR": 0}
+    assert policy.spent(run["ledger"]) == 1  # the look-up is no read
+    insider = drive(engine, asked, PUBLIC | {"secret"}, budget=4)
+    assert insider["ledger"]["greps"] == {} and "mentions NO_COLOR" not in insider["answer"]
+    searched = {**run["ledger"], "greps": {}, "calls": [c for c in run["ledger"]["calls"] if c["tool"] != "grep"]}
+    assert policy.grade(searched)["status"] == "check" and policy.grade(searched)["grep"] == "NO_COLOR"
+    found = copy.deepcopy(searched)
+    policy.record(found, "grep", {"text": "NO_COLOR"}, {"matches": [{"id": "ref", "line": "NO_COLOR: ..."}]})
+    assert policy.grade(found)["status"] != "check" and "mentions" not in policy.grade(found).get("reason", "")
+    failed = copy.deepcopy(searched)
+    failed["calls"].append({"tool": "grep", "args": {"text": "NO_COLOR"}})  # the look-up failed: nothing recorded
+    assert policy.grade(failed)["status"] != "check" and "mentions" not in policy.grade(failed).get("reason", "")
+    for example in ("My variables are namespaced like MYAPP_DEBUG; can options be read from an environment variable?",
+                    "Can options be read from an environment variable (say MYAPP_DEBUG)?"):
+        assert policy.unspelled(drive(engine, example, budget=4)["ledger"]) == []
 
 
 def test_a_camelcase_name_is_not_heard_in_its_parts():

@@ -81,10 +81,13 @@ def research_role(request: LlmRequest, instruction: str) -> types.Part:
     if last is not None:
         args = next((p.function_call.args for c in request.contents for p in (c.parts or [])
                      if p.function_call and p.function_call.name == last.name), {}) or {}
-        return _text(f"Fetched {args.get('id', '')!r}." if last.name == "fetch" else f"Searched {args.get('query', '')!r}.")
+        return _text(f"Fetched {args.get('id', '')!r}." if last.name == "fetch" else
+                     f"Looked for {args.get('text', '')!r}." if last.name == "grep" else f"Searched {args.get('query', '')!r}.")
     graded = read_block(instruction, "GRADE") or {}
     if graded.get("status") == "gap" and "search" in _offered(request):
         return _call("search", query=graded["query"], k=graded.get("k", policy.SEARCH_K))
+    if graded.get("status") == "check" and "grep" in _offered(request):
+        return _call("grep", text=graded["grep"])
     if graded.get("status") == "stale" and "fetch" in _offered(request):
         return _call("fetch", id=graded["fetch"])
     return _call("exit_loop")

@@ -92,7 +92,7 @@ def question_problem(question: str) -> str | None:
 def new_ledger(question: str, budget: int) -> Ledger:
     return {"question": question, "start": None, "goal": None, "budget": budget, "plan": None,
             "searches": [], "calls": [], "queried": [], "evidence": {}, "dropped": [],
-            "directives": [], "trace": []}
+            "directives": [], "trace": [], "greps": {}}
 
 
 def lexicon_of(overview: dict[str, Any]) -> Lexicon:
@@ -200,6 +200,9 @@ def record(ledger: Ledger, tool: str, args: dict[str, Any], result: dict[str, An
             ledger["dropped"].append(result["id"])
         ledger["trace"].append(f"fetch({args.get('id', '')!r}) -> {'read' if trusted else 'dropped untrusted'}")
         return
+    if tool == "grep":  # what a literal look-up found: the lines holding the text, and the untrusted documents too
+        ledger["greps"][args.get("text", "")] = len((result or {}).get("matches") or []) + len(
+            (result or {}).get("withheld") or [])
     if tool != "search":
         if tool == "graph_overview" and result and (result.get("prose") or {}).get("passages"):
             ledger["passages"] = result["prose"]["passages"]  # how many passages the caller may read
@@ -636,6 +639,26 @@ def unheard(ledger: Ledger) -> list[str]:
     return out
 
 
+#: A name written as code, its words joined by "_" ("NO_COLOR", "max_body_size"): one word, as a CamelCase name is.
+_JOINED = re.compile(r"(?<![\w.-])_*[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?![\w-])")
+#: A name given as an example of what is asked about ("namespaced like MYAPP_DEBUG", "such as `FOO_BAR`").
+_EXAMPLE = re.compile(r"(?i)\b(?:like|such\s+as|e\.g\.?|for\s+example|say)[\s`'\"]*\Z")
+
+
+def unspelled(ledger: Ledger) -> list[str]:
+    """The names in code a question asks about (:data:`_JOINED`) that no passage read holds, as written or in
+    another case: pages saying "no" and "color" do not mention ``NO_COLOR`` -- the search weighs the words, so whether
+    any page names it is for a literal look-up (``grep``) to tell. A name in parentheses or given as an example is not
+    what the question hangs on (:func:`unheard`)."""
+    question = ledger["question"]
+    aside = [m.span() for m in re.finditer(r"\([^()]*\)", question)]
+    read = "\n".join(str(e.get("text") or "") for e in ledger["evidence"].values()).lower()
+    return list(dict.fromkeys(
+        m.group() for m in _JOINED.finditer(question)
+        if not any(a < m.start() < b for a, b in aside) and not _EXAMPLE.search(question, 0, m.start())
+        and m.group().lower() not in read))
+
+
 def grade_open(ledger: Ledger) -> dict[str, Any]:
     """Open mode's grade, after each read: does what was read answer the question?
 
@@ -656,7 +679,13 @@ def grade_open(ledger: Ledger) -> dict[str, Any]:
             return {"status": "budget", "mode": "open", "reason": ABSTAIN_BUDGET}
         return _search_alone(hop.query, "nothing searched yet: start from the question")
     retrieved = walker.walk.ranked
-    absent = unheard(ledger)
+    unspelt = unspelled(ledger)
+    looked = {c["args"].get("text") for c in ledger["calls"] if c.get("tool") == "grep"}  # a failed look-up too
+    unchecked = [name for name in unspelt if name not in looked]
+    if unchecked:
+        return {"status": "check", "mode": "open", "grep": unchecked[0],
+                "reason": f"no passage read names {unchecked[0]}: look for it as written"}
+    absent = unheard(ledger) + [name for name in unspelt if ledger["greps"].get(name) == 0]
     if absent:
         return {"status": "exhausted", "mode": "open", "reason": f"nothing you may read mentions {', '.join(absent)}",
                 "coverage": 0.0, "see_also": _see_also(ledger), "retrieved": retrieved}

@@ -82,6 +82,9 @@ After each read decide whether what was read answers the question:
   "sufficient", "mode": "open", "answer": those highlight sentences verbatim, "citations": [{{"doc_id", "section",
   "quote", "via": null, "from": null, "hop": 0}}] (add a second hit of the same search when it covers what the first
   lacks).
+- If the question names something written as code (words joined by "_", such as NO_COLOR) that no passage read
+  holds and no grep looked for yet: status "check", "mode": "open", "grep": that name as written. When a grep for it
+  found nothing: status "exhausted", "reason": "nothing you may read mentions <name>".
 - Else, if a passage read names a SPECIFIC bridge entity (few readable passages mention it, not a common word, not
   named in the question) and part of the question is still unexplained: status "gap", "mode": "open", "entity",
   "rest" (the unexplained words), "query": "<entity> <rest>", "k": 10. Never hop when nothing is unexplained.
@@ -104,8 +107,9 @@ def researcher(ctx: ReadonlyContext) -> str:
 - If the grade's status is "gap", call search(query=<the grade's query>, k=<the grade's k, else 2>) exactly once. (fetch, graph_walk
   and grep are available when the gap calls for a known document id, a graph relation or an exact string.)
 - If the grade's status is "stale", call fetch(id=<the grade's fetch>) exactly once.
+- If the grade's status is "check", call grep(text=<the grade's grep>) exactly once.
 - For any other status, call exit_loop() and nothing else.
-After a search or fetch, reply with one short sentence saying what you searched or read.
+After a search, fetch or grep, reply with one short sentence saying what you searched, read or looked for.
 
 {block("GRADE", parse_json(ctx.state.get(GRADE, "")))}"""
 
