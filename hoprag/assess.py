@@ -481,7 +481,7 @@ def _lines_covering(question: Question, text: str, start: int, end: int) -> tupl
 #: can or should do, what can be done or used, doing it by setting or passing something, what a project provides
 #: for it ("... provides a directive known as `depends_on`") -- not what must hold ("every producer must use ...").
 _VERB = r"(?:use|set|pass|call|try|install|add|enable|disable|define|specify)"
-_DOES = re.compile(rf"(?i)(?:^|[,:;]\s*|\bthen\s+|\binstead,?\s+){_VERB}\b"
+_DOES = re.compile(rf"(?i)(?:^|[,;]\s*|\bthen\s+|\binstead,?\s+){_VERB}\b"
                    rf"|\b(?:you|we|one)\s+(?:can|could|should|may|might|must|need\s+to|have\s+to)\s+"
                    rf"(?:also\s+|simply\s+|just\s+)?{_VERB}\b"
                    r"|\b(?:can|may)\s+(?:also\s+)?be\s+(?:used|set|passed|done|changed|controlled|configured|disabled|enabled)\b"

@@ -859,7 +859,8 @@ def test_a_sentence_saying_what_to_do_reads_with_the_situation_before_it():
     documentation, set `stub_docs_first=True`." covers few of the question's words itself, but answers the situation
     the sentences just before it describe, so it is read with them and is the answer to a question asking how (or
     whether one can). Controls: a question asking why; the sentence under the next heading; a sentence naming the
-    setting without saying to use, set or pass it ("every loader ... must use the same ... value" is a constraint)."""
+    setting without saying to use, set or pass it ("every loader ... must use the same ... value" is a constraint), or
+    a release note ("Changed in version 2.0: Add `stub_docs_first`.")."""
     text = ("When the loader finds both a module and its stub file, it merges what both files say about each object. "
             "By default a docstring from the module takes precedence, and a docstring from the stub is only used when "
             "the module has none.\n\nIf your stubs are the authoritative documentation, set `stub_docs_first=True`. "
@@ -870,5 +871,8 @@ def test_a_sentence_saying_what_to_do_reads_with_the_situation_before_it():
     why = Question("Why does the module's docstring take precedence over the stub file's when loading?", {}, 10)
     apart = text.replace("If your stub", "## Writing stubs\n\nIf your stub")
     must = text.replace("set `stub_docs_first=True`", "every loader reading them must use the same `stub_docs_first` value")
-    for question, said in ((why, text), (Question(how, {}, 10), apart), (Question(how, {}, 10), must)):
+    noted = text.replace("If your stubs are the authoritative documentation, set `stub_docs_first=True`.",
+                         "Changed in version 2.0: Add `stub_docs_first`.")  # a release note, not what to do
+    for question, said in ((why, text), (Question(how, {}, 10), apart), (Question(how, {}, 10), must),
+                           (Question(how, {}, 10), noted)):
         assert "stub_docs_first" not in " ".join(h.text for h in assess(question, said).highlights)
