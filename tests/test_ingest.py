@@ -482,7 +482,22 @@ def test_a_store_mirrors_one_source(tree: Path, tmp_path: Path):
 
 def test_document_ids_from_paths():
     assert document_id("notes/Falcon plan (v2).md") == "notes/Falcon_plan__v2_.md"
-    assert document_id(".hidden/x.md") == "hidden/x.md"
+    # an id starts with a letter or digit: a path that does not keeps the rest and a digest, unique per path
+    assert document_id(".hidden/x.md").startswith("hidden/x.md-") and document_id("hidden/x.md") == "hidden/x.md"
+    assert document_id("_news.rst") != document_id("news.rst") == "news.rst"
+
+
+def test_a_page_and_the_underscored_file_it_includes_are_two_documents(tmp_path: Path):
+    """Sphinx's ``news.rst`` is ``.. include:: _news.rst``: both are indexed, under ids of their own (the included
+    file's no longer loses its ``_`` and collides with its includer's, failing it as a duplicate)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "news.rst").write_text("News\n====\n\nThe latest releases, newest first.\n\n.. include:: _news.rst\n")
+    (docs / "_news.rst").write_text("* **2026.06.03**: Version 2.0.1 released with a quick fix.\n")
+    report = run_index(docs, tmp_path / "s.db", "engineering")
+    assert not report.failed, [o.problems for o in report.failed]
+    ids = {d.document_id for d in engine_of(tmp_path / "s.db").docs}
+    assert "news.rst" in ids and any(i.startswith("news.rst-") for i in ids), ids
 
 
 def test_cli_summary_and_store_flags(tree: Path, tmp_path: Path):

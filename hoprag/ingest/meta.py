@@ -90,11 +90,13 @@ def defaults(rel: str, rules: list[Rule], groups: tuple[str, ...]) -> dict[str, 
 def document_id(rel: str) -> str:
     """A document's id from its relative path, always a valid id (``notes/Falcon plan.md`` ->
     ``notes/Falcon_plan.md``): characters outside ``A-Za-z0-9_.:/-`` become ``_``. A path longer than
-    :data:`~hoprag.corpus.MAX_ID_CHARS`, or with characters outside ASCII (which would otherwise
-    collide: ``日本.md`` and ``中文.md``), keeps a readable prefix and ends in ``-`` and a digest of the
-    whole path, so the id is deterministic and unique per path."""
-    safe = _UNSAFE.sub("_", rel).lstrip("_.:/-") or "document"
-    if len(safe) <= MAX_ID_CHARS and rel.isascii():
+    :data:`~hoprag.corpus.MAX_ID_CHARS`, with characters outside ASCII (which would otherwise
+    collide: ``日本.md`` and ``中文.md``), or starting with a character an id cannot start with (Sphinx's
+    ``_news.rst``, included by ``news.rst``: without its ``_`` the two would collide) keeps a readable prefix and
+    ends in ``-`` and a digest of the whole path, so the id is deterministic and unique per path."""
+    written = _UNSAFE.sub("_", rel)
+    safe = written.lstrip("_.:/-") or "document"
+    if len(safe) <= MAX_ID_CHARS and rel.isascii() and safe == written:
         return safe
     digest = hashlib.sha256(rel.encode("utf-8", "surrogateescape")).hexdigest()[:_DIGEST_CHARS]
     prefix = safe[:MAX_ID_CHARS - _DIGEST_CHARS - 1].rstrip("_.:/-")
