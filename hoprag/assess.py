@@ -719,9 +719,8 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     # a sentence saying what to do with something named in code ("If your stubs are the authoritative documentation,
     # set `stub_docs_first=True`.") answers the situation the sentences just before it describe, back to one saying
     # what to do in turn: it is chosen as read with them -- the passage's fit still counts what it says itself
-    near = _places(text, units)
-    told = [i for i in near if _remedies(question, text[units[i][0]:units[i][1]])] \
-        if question.how or question.which or question.means or question.changes else []
+    near = _places(text, units) if question.how or question.which or question.means or question.changes else {}
+    told = [i for i in near if _remedies(question, text[units[i][0]:units[i][1]])]
     read = {i: shown[i].union(*(own[j] for j in near if j < i and near[i] - near[j] <= NEAR
                                 and titles[j] == titles[i] and not any(j <= k < i for k in told))) for i in told}
     scored = [(question.covered(read.get(i, shown[i])), not code, -i) for i, (_, _, code) in enumerate(units)]

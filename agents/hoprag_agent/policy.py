@@ -611,6 +611,11 @@ _RUN = re.compile(r"[-\w]*")
 _RUN_AT = re.compile(r"[-\w]*\Z")
 
 
+def _asides(question: str) -> list[tuple[int, int]]:
+    """The spans of a question's parentheses: a name in them is an example or another name of what is asked."""
+    return [m.span() for m in re.finditer(r"\([^()]*\)", question)]
+
+
 def unheard(ledger: Ledger) -> list[str]:
     """The names a question asks about that nothing the caller may read holds in any form ("Can Black
     format Rust files?" over docs that never say "Rust"): capitalised words past a sentence's first, none of
@@ -624,7 +629,7 @@ def unheard(ledger: Ledger) -> list[str]:
     weights = ledger.get("weights") or {}
     out = []
     question = ledger["question"]
-    aside = [m.span() for m in re.finditer(r"\([^()]*\)", question)]
+    aside = _asides(question)
     for m in re.finditer(r"[A-Za-z][\w+.-]*[\w+]|[A-Za-z]", question):
         word, before = m.group(), question[:m.start()].rstrip()
         if not before or before.endswith((".", "?", "!", ":")) or not is_name(word):
@@ -651,7 +656,7 @@ def unspelled(ledger: Ledger) -> list[str]:
     any page names it is for a literal look-up (``grep``) to tell. A name in parentheses or given as an example is not
     what the question hangs on (:func:`unheard`)."""
     question = ledger["question"]
-    aside = [m.span() for m in re.finditer(r"\([^()]*\)", question)]
+    aside = _asides(question)
     read = "\n".join(str(e.get("text") or "") for e in ledger["evidence"].values()).lower()
     return list(dict.fromkeys(
         m.group() for m in _JOINED.finditer(question)
