@@ -106,6 +106,9 @@ _DEFAULT = re.compile(r"(?i)\bdefault(?:s|ed|ing)?\b")
 #: for something else.
 _ASIDE = re.compile(r"(?i)\b(?:instead\s+of|rather\s+than|other\s+than|besides|except(?:\s+for)?)\s+(?:the\s+|a\s+|its\s+)?"
                     r"default(?:s|ed|ing)?\b")
+#: Asking what to do about a problem: "how do I fix it", "how can we avoid that", "what should I do about it".
+_REMEDY = re.compile(r"(?i)\b(?:how\s+(?:do|can|should|would)\s+(?:i|we|you|one)\s+(?:fix|avoid|solve|resolve|prevent"
+                     r"|get\s+around|work\s+around|deal\s+with)|what\s+(?:should|can|do|must)\s+(?:i|we|you)\s+do)\b")
 _local = threading.local()
 #: Words of asking rather than of the need ("How can I ...", "Is there a way to ..."): a passage is
 #: not expected to contain them, so they do not count toward coverage.
@@ -261,6 +264,8 @@ class Question:
         self.without = _WITHOUT.search(text) is not None
         #: does it ask how to change what happens ("..., and which parameter changes that?")
         self.changes = self.how or (not self.history and _CHANGE.search(text) is not None)
+        #: does it ask what to do about what it describes ("... and how do I fix it?", "what should I do about it?")
+        self.remedy = _REMEDY.search(text) is not None
 
     def covered(self, found: set[str]) -> float:
         """The weighted share of the question's words among ``found`` stems (two of them written as one count)."""
@@ -494,6 +499,23 @@ def _remedies(question: Question, say: str) -> bool:
     return _DOES.search(say) is not None and names_new(question, say)
 
 
+def _remedy_after(text: str, units: list[tuple[int, int, bool]], last: int) -> list[int]:
+    """For a question asking what to do about a problem: the first sentence within :data:`NEAR` after ``last``, in its
+    section and past an example, that says what to do (:data:`_DOES`) -- with what it introduces. The docs describe
+    the problem, then the remedy ("999 is a custom response status code used by some sites to throttle requests." then
+    "Try slowing down the crawling speed by using a download delay ...")."""
+    seen = 0
+    for at in range(last + 1, len(units)):
+        if _parted(text, units, at) or seen >= NEAR:
+            return []
+        if units[at][2]:
+            continue
+        seen += 1
+        if _DOES.search(text[units[at][0]:units[at][1]]):
+            return [at, *_introduced(text, units, at, False)]
+    return []
+
+
 def _introduces(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
     """Does the sentence ``i`` end in ":" -- introducing what follows it (an example, code, a list)?"""
     return text[units[i][0]:units[i][1]].rstrip().endswith(":")
@@ -632,13 +654,14 @@ def _grown(question: Question, units: list[tuple[int, int, bool]], own: list[set
 
 #: A sentence referring back to the one before it ("This variable can also be set to ...", "It is ...", "With these
 #: configured, ...", "In that case ...", "If you are using this plugin, ...", "Instead of writing ..., it writes ..."):
-#: it reads only with that one.
+#: it reads only with that one -- and so does one drawing a conclusion from it ("Therefore, they cannot be nested").
 #: Nouns naming a part of the docs themselves: "this section" points at the page, not back.
 _PAGE = r"section|chapter|tutorial|guide|page"
 _REFERS = re.compile(rf"(?:This|These|Those|It|They|Such)\b|(?:With|Without|Given|Using|For|In) (?:this|these|that|those"
                      rf"|such)\b(?! (?:{_PAGE}|document|step|example|part)\b)"
                      rf"|(?:If|When|Once|Unless|While)\b[^,.;:\n]*?\bth(?:is|ese)\b(?! (?:{_PAGE})\b)"
-                     r"|(?:Instead of|Unlike|Like|As with|Apart from)\b[^,.;:]*?,\s+(?:it|they)\b")
+                     r"|(?:Instead of|Unlike|Like|As with|Apart from)\b[^,.;:]*?,\s+(?:it|they)\b"
+                     r"|(?:Therefore|Thus|Hence|Consequently|As a result|Because of (?:this|that))\b")
 #: A sentence saying what to do in place of what the sentences before it describe ("Instead, use ...").
 _INSTEAD = re.compile(r"Instead\b")
 #: ... or to what it states, later in it ("... can be used to find this out").
@@ -789,6 +812,9 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
                         and not any(_parted(text, units, i) for i in range(after, block + 1))
                         and stems(text[units[block][0]:units[block][1]]) - question.weights.keys()):
                     chosen += [*led, block]
+        if (question.remedy and sum(not units[i][2] for i in chosen) < MAX_SENTENCES
+                and not any(_DOES.search(text[units[i][0]:units[i][1]]) for i in chosen)):
+            chosen += _remedy_after(text, units, max(chosen))
         if question.how:  # a how answer's code is its answer ("If you want to send JSON data:" then the call): it counts
             focus = question.covered(set().union(heads[best], *(own[i] for i in chosen)))
     chosen += _context(text, units, chosen)

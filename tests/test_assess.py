@@ -876,3 +876,39 @@ def test_a_sentence_saying_what_to_do_reads_with_the_situation_before_it():
     for question, said in ((why, text), (Question(how, {}, 10), apart), (Question(how, {}, 10), must),
                            (Question(how, {}, 10), noted)):
         assert "stub_docs_first" not in " ".join(h.text for h in assess(question, said).highlights)
+
+
+def test_a_question_asking_what_to_do_about_a_problem_reads_on_to_the_remedy():
+    """"What does status code 418 mean and what should I do about it?": the docs say what it means, then what to do
+    ("Try lowering the request rate by using ..."), a sentence on, or past the error it describes -- the remedy comes
+    along. Controls: the question asking only what it means; the remedy under the next heading; a sentence after it
+    saying nothing to do."""
+    text = ("Status code 418 is a custom code some proxies send when they limit the request rate. Try lowering the "
+            "request rate by using a `delay` of 3 seconds.\n\nOther codes are rare.")
+    fix = Question("What does status code 418 mean and what should I do about it?", {}, 10)
+    said = [h.text for h in assess(fix, text).highlights]
+    assert said[0].startswith("Status code 418") and "`delay`" in " ".join(said)
+    assert "`delay`" not in " ".join(h.text for h in assess(Question("What does status code 418 mean?", {}, 10),
+                                                           text).highlights)
+    apart = text.replace(" Try lowering", "\n\n## Slowing down\n\nTry lowering")
+    plain = text.replace("Try lowering the request rate by using a `delay` of 3 seconds.",
+                         "Such proxies are common in `delay`-sensitive networks.")
+    for said in (apart, plain):
+        assert "`delay`" not in " ".join(h.text for h in assess(fix, said).highlights)
+    # past the error it shows: "If you see an error like:" [the error] "then you may want to configure ... by setting"
+    error = ("The broker may drop keys when memory runs out. If you see an error like:\n\n```text\nKeyLost: the key "
+             "has been removed\n```\n\nthen configure the broker to keep keys by setting `evict_policy` to `none`.")
+    lost = Question("Why do I get KeyLost: the key has been removed, and how do I fix it?", {}, 10)
+    assert "`evict_policy`" in " ".join(h.text for h in assess(lost, error).highlights)
+
+
+def test_a_sentence_drawing_a_conclusion_reads_with_the_one_it_draws_it_from():
+    """"Therefore, fenced blocks cannot be nested inside lists." says why only with the sentence before it ("The
+    extension's syntax works only at the document's top level."), though that one holds no word of the question.
+    Controls: a sentence drawing no conclusion, or one across a paragraph break, reads alone."""
+    text = ("The extension's syntax works only at the document's top level. Therefore, fenced blocks cannot be nested "
+            "inside lists.")
+    nested = Question("Can fenced blocks be nested inside lists?", {}, 10)
+    assert [h.text for h in assess(nested, text).highlights][0].startswith("The extension's syntax")
+    for alone in (text.replace("Therefore, fenced", "Fenced"), text.replace(" Therefore", "\n\nTherefore")):
+        assert [h.text for h in assess(nested, alone).highlights] == [alone.split(". ")[-1].split("\n\n")[-1]]

@@ -609,6 +609,26 @@ def test_of_passages_saying_default_alike_the_one_giving_it_answers(given: str, 
     assert asked["grade"]["answer_doc"] == answers
 
 
+@pytest.mark.parametrize("limits, answers", [("8 lines or 640 characters", "output"),
+                                             ("set in the configuration", "ref")])  # control: no value given
+def test_a_default_question_is_answered_by_the_value_not_by_saying_there_is_a_default(limits: str, answers: str):
+    """"What are the default truncation limits for assertion messages?": a reference entry covering every word says
+    messages are truncated "to a limit by default" -- not what the limit is; a page fitting less, still enough to
+    answer, gives it ("Default truncation limits are 8 lines or 640 characters.") and answers. Control: when that page
+    gives no value, the best fit answers."""
+    docs = (Doc("ref", "truncate_chars:\nControls the limit of characters kept of assertion messages. Assertion "
+                "messages are truncated to a limit by default.", PUBLIC, title="Reference", document="reference.md"),
+            Doc("output", f"Default truncation limits are {limits}, whichever comes first.", PUBLIC,
+                title="Assertion messages", document="output.md"),
+            Doc("log", "Logs go to stderr.", PUBLIC, title="Logging", document="log.md"))
+    asked = drive(Engine(Corpus(docs, Lexicon(()), None, None), "bm25-titles"),
+                  "What are the default truncation limits for assertion messages?")
+    hits = {h["id"]: h for h in asked["ledger"]["searches"][0]["hits"]}
+    assert policy.fit(hits["ref"]) - policy.fit(hits["output"]) > policy.TIED
+    assert policy.fit(hits["output"]) >= policy.ANSWERS
+    assert asked["grade"]["answer_doc"] == answers
+
+
 @pytest.mark.parametrize("question, answers", [
     ("Which environment variable sets the cache folder?", "named"),
     ("What sets the cache folder?", "plain"),  # control: not a "which" question

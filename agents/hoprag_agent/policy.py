@@ -450,13 +450,20 @@ def _answering(ledger: Ledger, search: dict[str, Any], asked: str | None = None)
     return sorted(out, key=order)
 
 
+#: Asking for a default value itself ("What are the default truncation limits ...?"), not for what happens by default
+#: ("Which workers does it start by default?" -- "the sync worker class" says it in words).
+_VALUE = re.compile(r"(?i)\b(?:what|which)(?:'s|\s+is|\s+are|\s+was)\s+(?:the\s+|its\s+)?default\b")
+
+
 def _shown(ledger: Ledger, ranked: list[dict[str, Any]], asked: str | None = None) -> list[dict[str, Any]]:
     """Among hits that fit as well as the best (within :data:`TIED`), the one saying it the way the question
     asks comes first: for a "how" question the first that shows code (documentation answers "how" in code,
     and the sentence about it alone does not) -- when the best shows no code at all, the first within
     :data:`HOW_TIED` naming any; else for one asking for a default (not an amount of the default thing: "How much
     data can I store with the default session factory?" is answered by a number, first already), the first giving
-    it in code or a number ("Default: `timedelta(days=31)`"); else for a "which ..." question the first naming something
+    it in code or a number ("Default: `timedelta(days=31)`") -- when the best gives none ("messages are truncated to a
+    limit by default"), the first giving it that fits :data:`ANSWERS` ("Default truncation limits are 8 lines or 640
+    characters"); else for a "which ..." question the first naming something
     in code that holds a word of the question ("Which environment variable ..." -- `PIP_CONFIG_FILE`). ``asked``: as
     for :func:`_answering`."""
     question = _question(ledger, asked)
@@ -473,7 +480,11 @@ def _shown(ledger: Ledger, ranked: list[dict[str, Any]], asked: str | None = Non
             floor = best - HOW_TIED if best < ANSWERS else max(ANSWERS, best - HOW_TIED)
             coded = next((h for h in ranked if fit(h) >= floor and _shows_code(h)), None)
     elif question.default and not question.quantity:
-        coded = next((h for h in tied if any(gives_default(question, x["text"]) for x in h["highlights"])), None)
+        gives = [h for h in ranked if any(gives_default(question, x["text"]) for x in h["highlights"])]
+        coded = next((h for h in gives if h in tied), None)
+        if coded is None and ranked[0] not in gives and _VALUE.search(asked or ledger["question"]):
+            # ... one that answers, when the best says what happens by default but not the value
+            coded = next((h for h in gives if fit(h) >= ANSWERS), None)
     elif question.which:
         coded = next((h for h in tied if any(stems(span) & question.weights.keys() for x in h["highlights"]
                                              for span in INLINE_CODE.findall(x["text"]))), None)
