@@ -817,6 +817,15 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
             chosen += _remedy_after(text, units, max(chosen))
         if question.how:  # a how answer's code is its answer ("If you want to send JSON data:" then the call): it counts
             focus = question.covered(set().union(heads[best], *(own[i] for i in chosen)))
+    if question.default:
+        # a list item answering for its term gives the default in a later sentence of its own ("- `max_parts` - Stop
+        # parsing ... The default is 1000."): that sentence comes along
+        for i in [i for i in chosen if not units[i][2] and items[i] is None
+                  and not states_default(text[units[i][0]:units[i][1]])]:
+            later = next((j for j in range(i + 1, len(units)) if items[j] == i
+                          and states_default(text[units[j][0]:units[j][1]])), None)
+            if later is not None and later not in chosen:
+                chosen.append(later)
     chosen += _context(text, units, chosen)
     spans = []
     if titles[best] and (heads[best] & question.weights.keys() - set().union(*(own[i] for i in chosen))

@@ -912,3 +912,17 @@ def test_a_sentence_drawing_a_conclusion_reads_with_the_one_it_draws_it_from():
     assert [h.text for h in assess(nested, text).highlights][0].startswith("The extension's syntax")
     for alone in (text.replace("Therefore, fenced", "Fenced"), text.replace(" Therefore", "\n\nTherefore")):
         assert [h.text for h in assess(nested, alone).highlights] == [alone.split(". ")[-1].split("\n\n")[-1]]
+
+
+def test_a_default_question_reads_a_list_items_default_in_its_later_sentence():
+    """"What are the default values of `max_form_size` and `max_parts`?": each list item gives its default in a later
+    sentence of its own ("The default is 1000."), which comes along with the item. Control: asked what they do, the
+    item's later sentence stays out."""
+    text = ("Limits on form parsing:\n\n- `max_form_size` - Stop parsing if any field is larger than this number of "
+            "bytes. The default is 500kB.\n- `max_parts` - Stop parsing if more than this number of parts are "
+            "received. Small fields add up. The default is 1000.\n")
+    asked = Question("What are the default values of max_form_size and max_parts?", {}, 10)
+    said = " ".join(h.text for h in assess(asked, text).highlights)
+    assert "500kB" in said and "1000" in said
+    does = Question("What do max_form_size and max_parts stop?", {}, 10)
+    assert "1000" not in " ".join(h.text for h in assess(does, text).highlights)
