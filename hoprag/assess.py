@@ -74,6 +74,8 @@ _HOW_MANY = re.compile(rf"(?i){ASKS_AT}\s*(?:how\s+{_QUANTITY}"
                        # ... and "What is the largest interval ...", "What's the maximum ...": an amount answers
                        r"|(?:what|which)(?:'s|\s+is|\s+are)\s+the\s+(?:largest|maximum|max|minimum|min|smallest|highest"
                        r"|lowest|biggest|longest|shortest)\b)")
+#: A question asking where ("Where does behave look for its configuration file?"): a place answers it.
+_WHERE = re.compile(rf"(?i){ASKS_AT}\s*where\b")
 #: A web address written out in the text.
 _LINK = re.compile(r"\b(?:https?|ftp)://\S+")
 #: ("one" as a pronoun counts nothing: "the URL is one that may modify data"; nor "Once" opening a clause, nor "at
@@ -246,6 +248,8 @@ class Question:
                 self.weights[key] = max(self.weights.get(key, 0.0), max(parts))
         self.total = sum(self.weights.values())
         self.quantity = bool(_HOW_MANY.search(text))
+        #: does it ask where something is ("Where does it look for its configuration file?"): a place answers
+        self.where = _WHERE.search(text) is not None
         which = _WHICH.search(text)
         #: does it ask what something is by default -- not which default thing ("Which default Python Markdown
         #: extension does ... replace?" asks for an extension)
@@ -351,6 +355,17 @@ def states_number(text: str) -> bool:
     """Does ``text`` state a quantity (a numeral or a number word)? A link's digits state none ("See
     https://github.com/Pylons/pyramid/pull/3300")."""
     return _NUMBER.search(_LINK.sub(" ", text)) is not None
+
+
+#: A place: a path ("/etc/invoke.yaml", "~/.config", "./build", "%APPDATA%", "$HOME/x", "C:\\Users"), or a directory
+#: or folder named.
+_PLACE = re.compile(r"(?i)(?:^|[\s`(\"'])(?:~|\.{0,2}/[\w.-]|%\w+%|\$\{?[A-Z_]+|[a-z]:\\)|\b(?:directory|directories"
+                    r"|folders?)\b")
+
+
+def states_place(text: str) -> bool:
+    """Does ``text`` say where something is: a path, or a directory or folder? A link is no place on disk."""
+    return _PLACE.search(_LINK.sub(" ", text)) is not None
 
 
 def states_default(text: str) -> bool:
@@ -753,11 +768,12 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     # holds a word of it (a console transcript echoing the question's words states nothing)
     stated = [x for x in scored if x[1] and x[0] > 0]
     # "Which ... does `pymdownx.betterem` replace?": of the sentences about it, those naming that and more; "How many
-    # ...": those stating a number; "What is the default ...": those saying what it is by default, and of these the
-    # ones giving it (in code or a number)
+    # ...": those stating a number; "Where ...": those naming a place; "What is the default ...": those saying what it
+    # is by default, and of these the ones giving it (in code or a number)
     # -- a unit under a reference entry names what the entry names ("Which enable_stats option ...?": its field)
     for asks, states, entry in ((question.which and bool(question.names), partial(names_asked, question), True),
-                                (question.quantity, states_number, False), (question.default, states_default, False),
+                                (question.quantity, states_number, False), (question.where, states_place, False),
+                                (question.default, states_default, False),
                                 (question.default, partial(gives_default, question), False)):
         if asks:
             stated = [x for x in stated if states(_under(text, units, named, -x[2]) if entry

@@ -926,3 +926,18 @@ def test_a_default_question_reads_a_list_items_default_in_its_later_sentence():
     assert "500kB" in said and "1000" in said
     does = Question("What do max_form_size and max_parts stop?", {}, 10)
     assert "1000" not in " ".join(h.text for h in assess(does, text).highlights)
+
+
+def test_a_where_question_is_answered_by_a_sentence_naming_a_place():
+    """"Where does the tool look for its configuration file on Windows?" asks for a place: of the sentences about its
+    configuration file, the one naming a path or a directory ("in the %APPDATA% directory") answers, not one covering
+    more of the question's words. Controls: asked what, the best-covering sentence answers; a link is no place."""
+    text = ("Configuration files must start with the label [tool] and are formatted in the Windows INI style. Labels "
+            "are case sensitive. Keys are too. Values are strings. The tool looks for its configuration file in the "
+            "working directory, or on Windows in %APPDATA%.")
+    where = Question("Where does the tool look for its configuration file formatted in the Windows INI style?", {}, 10)
+    what = Question("What does the tool look for its configuration file formatted in the Windows INI style?", {}, 10)
+    linked = text.replace("in the working directory, or on Windows in %APPDATA%", "as https://example.org/tool/ says")
+    for question, said, first in ((where, text, "The tool looks"), (what, text, "Configuration files"),
+                                  (where, linked, "Configuration files")):
+        assert [h.text for h in assess(question, said).highlights][0].startswith(first)

@@ -647,6 +647,23 @@ def test_a_which_question_about_a_thing_of_code_prefers_the_tied_hit_naming_it_i
     assert run["grade"]["answer_doc"] == answers
 
 
+def test_a_where_question_is_answered_by_a_passage_naming_a_place():
+    """"Where does the tool read its configuration file from?" asks for a place: a passage covering every word of the
+    question but naming no path or directory does not answer it, one naming the place does; asked "When ..." (the
+    control), the best-covering passage answers."""
+    docs = (Doc("when", "The tool reads its configuration file once, at start, before any task runs.", PUBLIC,
+                title="Configuration", document="config.md"),
+            Doc("path", "Each configuration file is read from `/etc/app.yaml`, then `~/.app.yaml`.", PUBLIC,
+                title="Files", document="files.md"),
+            Doc("log", "Logs go to stderr.", PUBLIC, title="Logging", document="log.md"))
+    engine = Engine(Corpus(docs, Lexicon(()), None, None), "bm25-titles")
+    where = drive(engine, "Where does the tool read its configuration file from?")
+    hits = where["ledger"]["searches"][0]["hits"]
+    assert [h["id"] for h in hits[:2]] == ["when", "path"] and policy.fit(hits[0]) > policy.fit(hits[1])
+    assert where["grade"]["answer_doc"] == "path" and "/etc/app.yaml" in where["grade"]["answer"]
+    assert drive(engine, "When does the tool read its configuration file?")["grade"]["answer_doc"] == "when"
+
+
 def test_a_how_many_question_is_answered_by_a_passage_stating_a_number():
     """"How many ..." asks for a quantity: a passage covering every word of the question but stating no number
     does not answer it, one stating the number does; the same words asked as "Which ..." (the control) take the

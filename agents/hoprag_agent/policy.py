@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from hoprag.assess import (INLINE_CODE, ITEM as _ITEM, Question, gives_default, names_code, release_notes,
-                           states_default, states_number, stems)
+                           states_default, states_number, states_place, stems)
 from hoprag.corpus import Doc
 from hoprag.entities import norm
 from hoprag.lexicon import Lexicon, Relation
@@ -417,7 +417,8 @@ def walk_of(ledger: Ledger) -> tuple[BridgeWalker, Hop | None]:
 def _answering(ledger: Ledger, search: dict[str, Any], asked: str | None = None) -> list[dict[str, Any]]:
     """A search's trusted hits that can answer, best covering first (ties: rank order): each with its
     highlights minus any sentence the injection detector flags -- flagged text never becomes an answer.
-    A "how many" question is answered by a number: hits whose highlights state one come first; a question
+    A "how many" question is answered by a number: hits whose highlights state one come first (a "where" question,
+    by a place: a path, a directory); a question
     asking for a default, by what the default is: hits whose highlights say "default" come first -- of the hits
     that could answer at all (:data:`SPECIFIC`): a weak hit does not jump ahead for stating a number. Release
     notes fall behind by :data:`RELEASE_NOTES`. A hit the word and the meaning rankings both put first (``agreed``)
@@ -443,7 +444,7 @@ def _answering(ledger: Ledger, search: dict[str, Any], asked: str | None = None)
 
     def order(hit: dict[str, Any]) -> tuple:
         fits = ranked_fit(hit)
-        return (fits < SPECIFIC, question.quantity and silent(hit, states_number),
+        return (fits < SPECIFIC, question.quantity and silent(hit, states_number), question.where and silent(hit, states_place),
                 question.default and silent(hit, states_default), not (hit.get("agreed", False) and fits >= COVERS),
                 -fits, hit["rank"])
 
