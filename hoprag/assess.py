@@ -368,9 +368,18 @@ def states_place(text: str) -> bool:
     return _PLACE.search(_LINK.sub(" ", text)) is not None
 
 
+#: Saying what holds unless one says otherwise, without the word "default" ("With no other configuration, simply
+#: calling `invoke` will look for ...", "If omitted, ...", "... unless otherwise specified").
+_UNLESS_SAID = re.compile(r"(?i)\b(?:with\s+no\s+other\s+configuration|out\s+of\s+the\s+box|unless\s+otherwise\s+"
+                          r"(?:specified|configured|set|given|stated)|if\s+(?:it\s+is\s+|they\s+are\s+)?(?:omitted|not\s+"
+                          r"(?:specified|given|set|provided|passed|configured))|when\s+(?:omitted|not\s+(?:specified|given"
+                          r"|set|provided|passed)))\b")
+
+
 def states_default(text: str) -> bool:
-    """Does ``text`` say what something's default is (the word, in any form)?"""
-    return _DEFAULT.search(text) is not None
+    """Does ``text`` say what something's default is (the word, in any form, or what holds unless one says
+    otherwise)?"""
+    return _DEFAULT.search(text) is not None or _UNLESS_SAID.search(text) is not None
 
 
 def gives_default(question: Question, text: str) -> bool:

@@ -8,7 +8,8 @@ import pytest
 from mcp import Client
 
 from hoprag.access import Principal
-from hoprag.assess import MAX_CODE_CHARS, Question, _units, assess, release_notes, states_number, stems
+from hoprag.assess import (MAX_CODE_CHARS, Question, _units, assess, release_notes, states_default, states_number,
+                           stems)
 from hoprag.corpus import Corpus, Doc
 from hoprag.engine import Engine
 from hoprag.lexicon import Lexicon
@@ -941,3 +942,17 @@ def test_a_where_question_is_answered_by_a_sentence_naming_a_place():
     for question, said, first in ((where, text, "The tool looks"), (what, text, "Configuration files"),
                                   (where, linked, "Configuration files")):
         assert [h.text for h in assess(question, said).highlights][0].startswith(first)
+
+
+@pytest.mark.parametrize("said, says", [("With no other configuration, the server reads `server.toml`.", True),
+                                        ("If omitted, the server reads `server.toml`.", True),
+                                        ("In production, the server reads `server.toml`.", False)])  # control
+def test_what_holds_unless_one_says_otherwise_states_a_default(said: str, says: bool):
+    """Documentation says what holds by default without the word: "With no other configuration, ...", "If omitted,
+    ...". For "Which file does the server read by default?" that sentence answers, not one only saying there is a
+    default; a sentence about one setting of many (the control) does not."""
+    text = (f"Every server file can be set per service, and each service has a default. Services are listed below. "
+            f"Each has a name. Names are unique. {said}")
+    asked = Question("Which file does the server read by default?", {}, 10)
+    assert states_default(said) is says
+    assert assess(asked, text).highlights[0].text.startswith("Every server") is not says
