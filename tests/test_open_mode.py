@@ -532,7 +532,7 @@ def test_a_passage_fitting_less_answers_when_its_sentences_hold_the_questions_ra
     def engine(title: str, text: str) -> Engine:
         docs = (Doc("auth", text, PUBLIC, title=title, document="auth.md"),
                 Doc("cache", "Downloaded files come from the cache folder.", PUBLIC, title="Caching", document="cache.md"),
-                Doc("cfg", "Configuration files come first.", PUBLIC, title="Configuration", document="config.md"),
+                Doc("cfg", "The configuration file comes first.", PUBLIC, title="Configuration", document="config.md"),
                 Doc("logs", "Log files record every request.", PUBLIC, title="Logging", document="logs.md"))
         return Engine(Corpus(docs, Lexicon(()), None, None), "bm25-titles")
 
@@ -546,6 +546,17 @@ def test_a_passage_fitting_less_answers_when_its_sentences_hold_the_questions_ra
     hit = titled["ledger"]["searches"][0]["hits"][0]
     assert policy.SPECIFIC <= policy.fit(hit) < policy.ANSWERS and not policy.states_rarest(titled["ledger"], hit)
     assert titled["grade"]["status"] == "exhausted"
+
+
+@pytest.mark.parametrize("said, holds", [("re-enable threads with the `--threads` switch", True),
+                                         ("re-enable threads with the `--threads` option", False)])  # control
+def test_the_rarest_word_is_any_of_the_equally_rare(said: str, holds: bool):
+    """"My server never runs jobs. Which switch do I need?": "never" and "switch" are equally rare in the docs; the
+    first of them in the question is no rarer than the other, so sentences holding either hold the rarest word --
+    and sentences holding neither (the control) do not."""
+    ledger = policy.new_ledger("My server never runs jobs. Which switch do I need?", 4)
+    ledger["weights"], ledger["passages"] = {"never": 3.6, "switch": 3.6, "server": 1.2, "runs": 2.1, "jobs": 0.7}, 40
+    assert policy.states_rarest(ledger, {"highlights": [{"text": f"To fix this, {said}."}]}) is holds
 
 
 def test_a_capitalised_word_on_a_line_of_code_is_no_bridge():

@@ -735,14 +735,15 @@ def grade_open(ledger: Ledger) -> dict[str, Any]:
 
 def states_rarest(ledger: Ledger, hit: dict[str, Any]) -> bool:
     """Do a hit's highlights hold the question's rarest word the caller's documents hold (the weightiest the search
-    weighed; the first of equals)? A word no readable passage holds is no evidence either way: ``unheard`` and the
+    weighed; any of equals: the first of them in the question is no rarer than the others)? A word no readable passage holds is no evidence either way: ``unheard`` and the
     coverage weights speak for it."""
     question, held = _question(ledger), stems(" ".join(ledger.get("weights") or {}))
     readable = [key for key in question.weights if key in held]
     if not readable:
         return False
-    rarest = max(readable, key=lambda key: question.weights[key])
-    return rarest in stems(" ".join(h["text"] for h in hit["highlights"]))
+    top = max(question.weights[key] for key in readable)
+    return any(question.weights[key] == top for key in stems(" ".join(h["text"] for h in hit["highlights"]))
+               if key in readable)
 
 
 def _searched(ledger: Ledger, query: str) -> dict[str, Any] | None:
