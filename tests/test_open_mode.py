@@ -408,7 +408,24 @@ def test_a_phrase_may_lead_the_first_question_of_a_compound_one_and_sets_the_sce
         "Which exit code is returned on Ctrl+C?", "which option prints the stack?"]
 
 
+@pytest.mark.parametrize("question, asked", [
+    ("What does `compiled: yes` mean, and since which version does the image ship it?",
+     ["What does `compiled: yes` mean?", "which version does the image ship it?"]),  # a preposition leads the asking
+    ("Since which version are subtests supported, and how is a failing subtest labelled?",
+     ["Since which version are subtests supported?", "how is a failing subtest labelled?"]),
+    ("Which option makes instances hashable, and roughly how much slower is creating them?",
+     ["Which option makes instances hashable?", "how much slower is creating them?"]),  # ... or an adverb
+    ("I want hashable instances: which option should I set, and how much slower is creating them?",
+     ["I want hashable instances: which option should I set?",
+      "I want hashable instances, how much slower is creating them?"])])  # a colon leads the asking as a comma does
+def test_the_second_question_may_be_led_by_a_preposition_or_an_adverb(question: str, asked: list[str]):
+    """"..., and since which version ...?", "..., and roughly how much ...?": the second question starts after the
+    words leading its asking word; a first question may open on "Since which ..." and follow a colon."""
+    assert policy.parts(question) == asked
+
+
 @pytest.mark.parametrize("question", [
+    "Which saves more, and since when?",  # control: the second part names nothing
     "The default port is taken; how do I run on another one?",  # context, then one question
     "What is X and what is Y?",  # parts naming nothing
     "How do I install the toolkit?",

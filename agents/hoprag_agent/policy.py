@@ -148,11 +148,14 @@ def open_plan(question: str) -> dict[str, Any]:
 
 
 _ASKING = r"(?:how|what|which|who|where|when|why|is|are|does|do|can|could|should|will)\b"
-#: Where a question asks two things: ", and which ...", "... and how ...", or a second sentence that is a question.
-_SECOND = re.compile(rf"(?i)(?:,?\s+(?:and|but)\s+|[?;]\s+)(?={_ASKING})")
-_ASKS = re.compile(rf"(?i){_ASKING}")
-#: A phrase leading the asking ("When I press Ctrl+C, which code ..."): it ends here.
-_LED = re.compile(rf"(?i),\s+(?={_ASKING})")
+#: Where a question asks two things: ", and which ...", "... and how ...", or a second sentence that is a question;
+#: a preposition or an adverb may lead the second asking (", and since which version ...", ", and roughly how ...").
+_LEADING = r"(?:since|in|for|from|on|at|by|with|under)\s+(?=wh)"
+_SECOND = re.compile(rf"(?i)(?:,?\s+(?:and|but)\s+(?:(?:also|roughly|then)\s+|{_LEADING})?|[?;]\s+)(?={_ASKING})")
+#: A question's asking, a preposition leading it or not ("Since which version ...").
+_ASKS = re.compile(rf"(?i)(?:{_LEADING})?{_ASKING}")
+#: A phrase leading the asking ("When I press Ctrl+C, which code ...", "I want X: which option ..."): it ends here.
+_LED = re.compile(rf"(?i)[,:]\s+(?={_ASKING})")
 #: Each part names at least this many content words (a bare "and is it?" is no question of its own).
 PART_WORDS = 2
 
@@ -444,7 +447,8 @@ def _answering(ledger: Ledger, search: dict[str, Any], asked: str | None = None)
 
     def order(hit: dict[str, Any]) -> tuple:
         fits = ranked_fit(hit)
-        return (fits < SPECIFIC, question.quantity and silent(hit, states_number), question.where and silent(hit, states_place),
+        return (fits < SPECIFIC, question.quantity and silent(hit, states_number),
+                question.where and silent(hit, states_place),
                 question.default and silent(hit, states_default), not (hit.get("agreed", False) and fits >= COVERS),
                 -fits, hit["rank"])
 
@@ -735,8 +739,8 @@ def grade_open(ledger: Ledger) -> dict[str, Any]:
 
 def states_rarest(ledger: Ledger, hit: dict[str, Any]) -> bool:
     """Do a hit's highlights hold the question's rarest word the caller's documents hold (the weightiest the search
-    weighed; any of equals: the first of them in the question is no rarer than the others)? A word no readable passage holds is no evidence either way: ``unheard`` and the
-    coverage weights speak for it."""
+    weighed; any of equals: the first of them in the question is no rarer than the others)? A word no readable
+    passage holds is no evidence either way: ``unheard`` and the coverage weights speak for it."""
     question, held = _question(ledger), stems(" ".join(ledger.get("weights") or {}))
     readable = [key for key in question.weights if key in held]
     if not readable:
