@@ -417,15 +417,19 @@ def test_a_phrase_may_lead_the_first_question_of_a_compound_one_and_sets_the_sce
      ["Which option makes instances hashable?", "how much slower is creating them?"]),  # ... or an adverb
     ("I want hashable instances: which option should I set, and how much slower is creating them?",
      ["I want hashable instances: which option should I set?",
-      "I want hashable instances, how much slower is creating them?"])])  # a colon leads the asking as a comma does
+      "I want hashable instances, how much slower is creating them?"]),  # a colon leads the asking as a comma does
+    ("Which Python version does it need, and if I build it from source, which compiler is recommended?",
+     ["Which Python version does it need?", "if I build it from source, which compiler is recommended?"])])  # a clause
 def test_the_second_question_may_be_led_by_a_preposition_or_an_adverb(question: str, asked: list[str]):
     """"..., and since which version ...?", "..., and roughly how much ...?": the second question starts after the
-    words leading its asking word; a first question may open on "Since which ..." and follow a colon."""
+    words leading its asking word -- and with the clause setting its scene: "..., and if I build it from source, which
+    compiler ...?"; a first question may open on "Since which ..." and follow a colon."""
     assert policy.parts(question) == asked
 
 
 @pytest.mark.parametrize("question", [
     "Which saves more, and since when?",  # control: the second part names nothing
+    "Which saves more, and if so, why?",
     "The default port is taken; how do I run on another one?",  # context, then one question
     "What is X and what is Y?",  # parts naming nothing
     "How do I install the toolkit?",

@@ -149,9 +149,11 @@ def open_plan(question: str) -> dict[str, Any]:
 
 _ASKING = r"(?:how|what|which|who|where|when|why|is|are|does|do|can|could|should|will)\b"
 #: Where a question asks two things: ", and which ...", "... and how ...", or a second sentence that is a question;
-#: a preposition or an adverb may lead the second asking (", and since which version ...", ", and roughly how ...").
+#: a preposition or an adverb may lead the second asking (", and since which version ...", ", and roughly how ..."),
+#: or a clause setting its scene, which stays with it (", and if I build it from source, which compiler ...").
 _LEADING = r"(?:since|in|for|from|on|at|by|with|under)\s+(?=wh)"
-_SECOND = re.compile(rf"(?i)(?:,?\s+(?:and|but)\s+(?:(?:also|roughly|then)\s+|{_LEADING})?|[?;]\s+)(?={_ASKING})")
+_SECOND = re.compile(rf"(?i)(?:,?\s+(?:and|but)\s+(?:(?:also|roughly|then)\s+|{_LEADING})?|[?;]\s+)(?={_ASKING})"
+                     rf"|,?\s+(?:and|but)\s+(?=(?:if|when|once)\s+[^,?\s]+\s+[^,?]{{1,80}},\s+{_ASKING})")
 #: A question's asking, a preposition leading it or not ("Since which version ...").
 _ASKS = re.compile(rf"(?i)(?:{_LEADING})?{_ASKING}")
 #: A phrase leading the asking ("When I press Ctrl+C, which code ...", "I want X: which option ..."): it ends here.
