@@ -722,8 +722,8 @@ def _context(text: str, units: list[tuple[int, int, bool]], chosen: list[int]) -
 
 
 #: A heading that is a name in code: a setting, option, field or object a reference page describes under it
-#: ("FEED_STORAGE_FTP_ACTIVE", "`max_age`", "--log-config", "Request.json_body", "LoopAgent").
-_ITEM_HEADING = re.compile(r"`?(?:--?[\w-]+|[A-Za-z_][\w.]*(?:_|\.[A-Za-z_]|[a-z][A-Z])[\w.]*)(?:\(\))?`?")
+#: ("FEED_STORAGE_FTP_ACTIVE", "`max_age`", "--log-config", "Request.json_body", "LoopAgent", "_bg").
+_ITEM_HEADING = re.compile(r"`?(?:--?[\w-]+|_+[A-Za-z]\w*|[A-Za-z_][\w.]*(?:_|\.[A-Za-z_]|[a-z][A-Z])[\w.]*)(?:\(\))?`?")
 
 
 def _names_item(heading: str, said: list[str]) -> bool:

@@ -772,7 +772,8 @@ def test_an_answer_keeps_to_the_section_of_its_best_sentence_and_a_sentence_read
 
 
 @pytest.mark.parametrize("heading, named", [("FEED_STORAGE_FTP_ACTIVE", True), ("`--log-config`", True),
-                                             ("Request.json_body", True), ("Active mode", False)])  # control: words
+                                             ("Request.json_body", True), ("_bg", True),  # a leading underscore
+                                             ("Active mode", False), ("_", False)])  # controls: words, no name
 def test_a_heading_naming_code_reads_with_the_sentence_describing_it(heading: str, named: bool):
     """A reference page describes each setting or option under a heading naming it, and its sentence does not:
     "Whether to use the active connection mode ..." under "FEED_STORAGE_FTP_ACTIVE" says nothing a reader can set
