@@ -679,37 +679,27 @@ def test_a_which_question_about_a_thing_of_code_prefers_the_tied_hit_naming_it_i
     assert run["grade"]["answer_doc"] == answers
 
 
-def test_a_where_question_is_answered_by_a_passage_naming_a_place():
-    """"Where does the tool read its configuration file from?" asks for a place: a passage covering every word of the
-    question but naming no path or directory does not answer it, one naming the place does; asked "When ..." (the
-    control), the best-covering passage answers."""
-    docs = (Doc("when", "The tool reads its configuration file once, at start, before any task runs.", PUBLIC,
-                title="Configuration", document="config.md"),
-            Doc("path", "Each configuration file is read from `/etc/app.yaml`, then `~/.app.yaml`.", PUBLIC,
-                title="Files", document="files.md"),
+@pytest.mark.parametrize("silent, stating, asked, control, said", [
+    (("sync", "Gunicorn starts its workers with the sync worker class by default, right for most uses.", "Worker types"),
+     ("count", "Gunicorn runs only 1 worker by default.", "Processes"),
+     "How many workers does Gunicorn start by default?", "Which workers does Gunicorn start by default?", "1 worker"),
+    (("when", "The tool reads its configuration file once, at start, before any task runs.", "Configuration"),
+     ("path", "Each configuration file is read from `/etc/app.yaml`, then `~/.app.yaml`.", "Files"),
+     "Where does the tool read its configuration file from?", "When does the tool read its configuration file?",
+     "/etc/app.yaml")])
+def test_a_how_many_or_where_question_is_answered_by_a_passage_stating_a_number_or_a_place(
+        silent: tuple[str, str, str], stating: tuple[str, str, str], asked: str, control: str, said: str):
+    """"How many ..." asks for a quantity, "Where ..." for a place: a passage covering every word of the question but
+    stating no number (naming no path or directory) does not answer it, one stating it does; the same words asked
+    another way (the control) take the best-covering passage."""
+    docs = (*(Doc(i, text, PUBLIC, title=title, document=f"{i}.md") for i, text, title in (silent, stating)),
             Doc("log", "Logs go to stderr.", PUBLIC, title="Logging", document="log.md"))
     engine = Engine(Corpus(docs, Lexicon(()), None, None), "bm25-titles")
-    where = drive(engine, "Where does the tool read its configuration file from?")
-    hits = where["ledger"]["searches"][0]["hits"]
-    assert [h["id"] for h in hits[:2]] == ["when", "path"] and policy.fit(hits[0]) > policy.fit(hits[1])
-    assert where["grade"]["answer_doc"] == "path" and "/etc/app.yaml" in where["grade"]["answer"]
-    assert drive(engine, "When does the tool read its configuration file?")["grade"]["answer_doc"] == "when"
-
-
-def test_a_how_many_question_is_answered_by_a_passage_stating_a_number():
-    """"How many ..." asks for a quantity: a passage covering every word of the question but stating no number
-    does not answer it, one stating the number does; the same words asked as "Which ..." (the control) take the
-    best-covering passage."""
-    docs = (Doc("sync", "Gunicorn starts its workers with the sync worker class by default, right for most uses.",
-                PUBLIC, title="Worker types", document="types.md"),
-            Doc("count", "Gunicorn runs only 1 worker by default.", PUBLIC, title="Processes", document="run.md"),
-            Doc("log", "Logs go to stderr.", PUBLIC, title="Logging", document="log.md"))
-    engine = Engine(Corpus(docs, Lexicon(()), None, None), "bm25-titles")
-    many = drive(engine, "How many workers does Gunicorn start by default?")
-    hits = many["ledger"]["searches"][0]["hits"]
-    assert [h["id"] for h in hits[:2]] == ["sync", "count"] and policy.fit(hits[0]) > policy.fit(hits[1])
-    assert many["grade"]["answer_doc"] == "count" and "1 worker" in many["grade"]["answer"]
-    assert drive(engine, "Which workers does Gunicorn start by default?")["grade"]["answer_doc"] == "sync"
+    run = drive(engine, asked)
+    hits = run["ledger"]["searches"][0]["hits"]
+    assert [h["id"] for h in hits[:2]] == [silent[0], stating[0]] and policy.fit(hits[0]) > policy.fit(hits[1])
+    assert run["grade"]["answer_doc"] == stating[0] and said in run["grade"]["answer"]
+    assert drive(engine, control)["grade"]["answer_doc"] == silent[0]
 
 
 def test_a_help_output_answers_with_the_lines_of_the_option_quoted_as_code():
