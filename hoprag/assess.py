@@ -108,6 +108,9 @@ _DEFAULT = re.compile(r"(?i)\bdefault(?:s|ed|ing)?\b")
 #: for something else.
 _ASIDE = re.compile(r"(?i)\b(?:instead\s+of|rather\s+than|other\s+than|besides|except(?:\s+for)?)\s+(?:the\s+|a\s+|its\s+)?"
                     r"default(?:s|ed|ing)?\b")
+#: Asking for a default value itself ("What are the default truncation limits ...?"), not for what happens by default
+#: ("Which workers does it start by default?" -- "the sync worker class" says it in words).
+_VALUE = re.compile(r"(?i)\b(?:what|which)(?:'s|\s+is|\s+are|\s+was)\s+(?:the\s+|its\s+)?default\b")
 #: Asking what to do about a problem: "how do I fix it", "how can we avoid that", "what should I do about it".
 _REMEDY = re.compile(r"(?i)\b(?:how\s+(?:do|can|should|would)\s+(?:i|we|you|one)\s+(?:fix|avoid|solve|resolve|prevent"
                      r"|get\s+around|work\s+around|deal\s+with)|what\s+(?:should|can|do|must)\s+(?:i|we|you)\s+do)\b")
@@ -255,6 +258,8 @@ class Question:
         #: extension does ... replace?" asks for an extension)
         asked = [m for m in _DEFAULT.finditer(text) if not (which and which.start() <= m.start() < which.end())]
         self.default = len(asked) > len(_ASIDE.findall(text))
+        #: ... and whether it asks for the default value itself (:data:`_VALUE`)
+        self.value = self.default and _VALUE.search(text) is not None
         self.how = bool(_HOW.search(text)) or (_SHOW.search(text) is not None and not self.quantity
                                                and not self.default)
         self.history = bool(_HISTORY.search(text))

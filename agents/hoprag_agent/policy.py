@@ -457,11 +457,6 @@ def _answering(ledger: Ledger, search: dict[str, Any], asked: str | None = None)
     return sorted(out, key=order)
 
 
-#: Asking for a default value itself ("What are the default truncation limits ...?"), not for what happens by default
-#: ("Which workers does it start by default?" -- "the sync worker class" says it in words).
-_VALUE = re.compile(r"(?i)\b(?:what|which)(?:'s|\s+is|\s+are|\s+was)\s+(?:the\s+|its\s+)?default\b")
-
-
 def _shown(ledger: Ledger, ranked: list[dict[str, Any]], asked: str | None = None) -> list[dict[str, Any]]:
     """Among hits that fit as well as the best (within :data:`TIED`), the one saying it the way the question
     asks comes first: for a "how" question the first that shows code (documentation answers "how" in code,
@@ -489,7 +484,7 @@ def _shown(ledger: Ledger, ranked: list[dict[str, Any]], asked: str | None = Non
     elif question.default and not question.quantity:
         gives = [h for h in ranked if any(gives_default(question, x["text"]) for x in h["highlights"])]
         coded = next((h for h in gives if h in tied), None)
-        if coded is None and ranked[0] not in gives and _VALUE.search(asked or ledger["question"]):
+        if coded is None and ranked[0] not in gives and question.value:
             # ... one that answers, when the best says what happens by default but not the value
             coded = next((h for h in gives if fit(h) >= ANSWERS), None)
     elif question.which:
