@@ -152,8 +152,9 @@ _ASKING = r"(?:how|what|which|who|where|when|why|is|are|does|do|can|could|should
 #: a preposition or an adverb may lead the second asking (", and since which version ...", ", and roughly how ..."),
 #: or a clause setting its scene, which stays with it (", and if I build it from source, which compiler ...").
 _LEADING = r"(?:since|in|for|from|on|at|by|with|under)\s+(?=wh)"
-_SECOND = re.compile(rf"(?i)(?:,?\s+(?:and|but)\s+(?:(?:also|roughly|then)\s+|{_LEADING})?|[?;]\s+)(?={_ASKING})"
-                     rf"|,?\s+(?:and|but)\s+(?=(?:if|when|once)\s+[^,?\s]+\s+[^,?]{{1,80}},\s+{_ASKING})")
+_AND = r",?\s+(?:and|but)\s+"
+_SECOND = re.compile(rf"(?i)(?:{_AND}(?:(?:also|roughly|then)\s+|{_LEADING})?|[?;]\s+)(?={_ASKING})"
+                     rf"|{_AND}(?=(?:if|when|once)\s+[^,?\s]+\s+[^,?]{{1,80}},\s+{_ASKING})")
 #: A question's asking, a preposition leading it or not ("Since which version ...").
 _ASKS = re.compile(rf"(?i)(?:{_LEADING})?{_ASKING}")
 #: A phrase leading the asking ("When I press Ctrl+C, which code ...", "I want X: which option ..."): it ends here.
@@ -482,11 +483,13 @@ def _shown(ledger: Ledger, ranked: list[dict[str, Any]], asked: str | None = Non
             floor = best - HOW_TIED if best < ANSWERS else max(ANSWERS, best - HOW_TIED)
             coded = next((h for h in ranked if fit(h) >= floor and _shows_code(h)), None)
     elif question.default and not question.quantity:
-        gives = [h for h in ranked if any(gives_default(question, x["text"]) for x in h["highlights"])]
-        coded = next((h for h in gives if h in tied), None)
-        if coded is None and ranked[0] not in gives and question.value:
-            # ... one that answers, when the best says what happens by default but not the value
-            coded = next((h for h in gives if fit(h) >= ANSWERS), None)
+        def gives(hit: dict[str, Any]) -> bool:
+            return any(gives_default(question, x["text"]) for x in hit["highlights"])
+
+        coded = next((h for h in tied if gives(h)), None)
+        if coded is None and question.value:
+            # ... one that answers, when the best (tied with itself) says what happens by default but not the value
+            coded = next((h for h in ranked if fit(h) >= ANSWERS and gives(h)), None)
     elif question.which:
         coded = next((h for h in tied if any(stems(span) & question.weights.keys() for x in h["highlights"]
                                              for span in INLINE_CODE.findall(x["text"]))), None)
