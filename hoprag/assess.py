@@ -71,6 +71,8 @@ _SHOW = re.compile(r"(?i)(?<!\bfor )\b(?:example|snippet|syntax)\b")
 _HOW_MANY = re.compile(rf"(?i){ASKS_AT}\s*(?:how\s+{_QUANTITY}"
                        # "What exit code ...", "Which port ...", "What status code ...": a number answers
                        r"|(?:what|which)\s+(?:[\w-]+\s+)?(?:(?:exit|status|return|error|http|response)\s+codes?|ports?)\b"
+                       # "Since which Black version ...?", "Which Python versions ...?": a version number answers
+                       r"|(?:(?:since|in|from)\s+)?(?:what|which)\s+(?:[\w.-]+\s+){0,2}?versions?\b"
                        # ... and "What is the largest interval ...", "What's the maximum ...": an amount answers
                        r"|(?:what|which)(?:'s|\s+is|\s+are)\s+the\s+(?:largest|maximum|max|minimum|min|smallest|highest"
                        r"|lowest|biggest|longest|shortest)\b)")
@@ -738,6 +740,12 @@ def _names_item(heading: str, said: list[str]) -> bool:
     return bool(_ITEM_HEADING.fullmatch(heading.strip())) and not any(name.lower() in x.lower() for x in said)
 
 
+#: A sentence whose subject is a pronoun ("It only works with the basic lexers.") is about what its section is about:
+#: it reads with its heading's words -- not an "It is ..." or "It would ...", which may refer to nothing ("It is
+#: possible to ...").
+_SUBJECT = re.compile(r"(?:It|They)\s(?!is\b|was\b|would\b)")
+
+
 def assess(question: Question, text: str, context: str = "") -> Assessment:
     """Coverage of ``question`` by a passage (its ``text`` plus ``context``: title and heading path),
     its highlights, and how much of the question the answering sentences alone cover.
@@ -765,6 +773,9 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     titles = _headings(text, units)  # each unit's section, by its heading
     said_under = {t: stems(text[slice(*t)]) for t in set(titles) if t}
     heads = [said_under.get(t, set()) for t in titles]
+    subject = stems(context.rsplit("\n", 1)[-1]) if context else set()  # the heading the passage stands under
+    heads = [head | subject if not code and _SUBJECT.match(text, a) else head
+             for (a, _, code), head in zip(units, heads)]
     shown = [head | (own[i] | own[i + 1] if not code and i + 1 < len(units) and units[i + 1][2]
                      and not _parted(text, units, i + 1) and (question.how or _introduces(text, units, i)) else own[i])
              for i, ((_, _, code), head) in enumerate(zip(units, heads))]
@@ -775,7 +786,12 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     told = [i for i in near if _remedies(question, text[units[i][0]:units[i][1]])]
     read = {i: shown[i].union(*(own[j] for j in near if j < i and near[i] - near[j] <= NEAR
                                 and titles[j] == titles[i] and not any(j <= k < i for k in told))) for i in told}
-    scored = [(question.covered(read.get(i, shown[i])), not code, -i) for i, (_, _, code) in enumerate(units)]
+    # of sentences covering as much on their own, the one saying least else is the most to the point ("Add all files
+    # under directories matching `dir-pattern`" over the same "... that match any of the listed patterns"), then the
+    # first -- one covering it with what it introduces or with the sentences before it comes after them
+    scored = [(question.covered(read.get(i, shown[i])), not code,
+               -len(own[i]) if read.get(i, shown[i]) <= own[i] | heads[i] else -math.inf, -i)
+              for i, (_, _, code) in enumerate(units)]
     if not scored or max(scored)[0] <= 0:
         return Assessment(round(coverage, 3), (), matched)
     # a question that does not ask how is answered by a statement: a code block answers it only when no sentence
@@ -790,9 +806,9 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
                                 (question.default, states_default, False),
                                 (question.default, partial(gives_default, question), False)):
         if asks:
-            stated = [x for x in stated if states(_under(text, units, named, -x[2]) if entry
-                                                  else text[units[-x[2]][0]:units[-x[2]][1]])] or stated
-    best = -max(scored if question.how or not stated else stated)[2]
+            stated = [x for x in stated if states(_under(text, units, named, -x[3]) if entry
+                                                  else text[units[-x[3]][0]:units[-x[3]][1]])] or stated
+    best = -max(scored if question.how or not stated else stated)[3]
     place = _places(text, units, best if question.how else None)
     chosen = _grown(question, units, own, place, best, titles)
     for head in {items[i] for i in chosen} - {None, *chosen}:
@@ -802,7 +818,7 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     if question.how and not units[best][2] and not _shown_code(text, units, max(chosen)):
         # a sentence covering about as much, answering as much with its neighbours, that goes on to show how
         reach = question.covered(set().union(*(own[i] for i in chosen)))
-        for i, (c, prose, _) in enumerate(scored):
+        for i, (c, prose, _, _) in enumerate(scored):
             grown = _grown(question, units, own, place, i, titles) if prose and c >= scored[best][0] - TIED else []
             if grown and question.covered(set().union(*(own[j] for j in grown))) >= reach and _shown_code(
                     text, units, max(grown)):

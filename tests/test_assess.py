@@ -224,6 +224,45 @@ def test_a_how_many_question_is_answered_by_a_sentence_stating_a_number():
     assert [h.text for h in which.highlights] == ["The server starts its workers by default in the background."]
 
 
+def test_which_version_asks_for_a_version_number():
+    """"Since which version is the hook available?" is answered by the sentence naming the version, not the one
+    sharing more of the question's words that names none. Control: asked what the hook does, the latter answers."""
+    text = ("To use this hook, replace the hook's `id: tool` with `id: tool-nb` in your pre-commit configuration.\n\n"
+            "Logs go elsewhere. Workers restart. Hooks run.\n\nNote: The `tool-nb` hook became available in version 21.8b0.")
+    since = Question("Since which version is the tool-nb pre-commit hook available?", {}, 10)
+    what = Question("What does the tool-nb pre-commit hook replace?", {}, 10)
+    assert [h.text for h in assess(since, text).highlights] == ["Note: The `tool-nb` hook became available in version 21.8b0."]
+    assert [h.text for h in assess(what, text).highlights][0].startswith("To use this hook")
+
+
+def test_of_sentences_covering_as_much_the_one_saying_least_else_answers():
+    """Two table rows hold every word of "Which command adds all files under directories matching a pattern?"; the
+    one adding a condition ("that match any of the listed patterns") describes another command. Control: asked
+    about that condition too, the row stating it answers."""
+    text = ("| `recursive-include {dir-pattern} {pat}` | Add all files under directories matching `dir-pattern` that "
+            "match any of the listed patterns |\n| `graft {dir-pattern}` | Add all files under directories matching "
+            "`dir-pattern` |\n")
+    plain = Question("Which command adds all files under directories matching a pattern?", {}, 10)
+    listed = Question("Which command adds all files under directories matching a pattern that match listed patterns?",
+                      {}, 10)
+    assert assess(plain, text).highlights[0].text.startswith("| `graft")
+    assert assess(listed, text).highlights[0].text.startswith("| `recursive-include")
+
+
+@pytest.mark.parametrize("said, heading", [("It only works", True), ("It is only meant", False)])
+def test_a_sentence_whose_subject_is_a_pronoun_is_about_its_heading(said: str, heading: bool):
+    """"It only works with the basic and contextual lexers." answers "Which lexers does `lexer_callbacks` work with?"
+    under a heading naming `lexer_callbacks`, where the sentence naming it does not. Controls: "It is ..." may refer to
+    nothing; without the heading, the sentence naming it covers most."""
+    text = ("`lexer_callbacks` can be used to interface with the lexer as it generates tokens.\n\nIt accepts a "
+            "dictionary of handlers.\n\nEach handler maps a token to a token.\n\n"
+            f"{said} with the basic and contextual lexers.")
+    asked = Question("Which lexers does lexer_callbacks work with?", {}, 10)
+    under = assess(asked, text, "Recipes\nCollect all comments with lexer_callbacks").highlights[0].text
+    assert under.startswith(said) is heading
+    assert assess(asked, text, "Recipes\nCollect all comments").highlights[0].text.startswith("`lexer_callbacks`")
+
+
 def test_what_exit_code_or_port_asks_for_a_number():
     """"What exit code ...?" is answered by the sentence giving the code, not the one sharing more of the
     question's words without it. Control: "What is the exit code policy ...?" asks no number."""
@@ -232,6 +271,7 @@ def test_what_exit_code_or_port_asks_for_a_number():
     asked = Question("What exit code is returned on an internal error?", {}, 10)
     assert asked.quantity and assess(asked, text).highlights[0].text == "- code 123 if there was an internal error"
     assert Question("Which port does the server listen on?", {}, 10).quantity
+    assert Question("Since which Black version is the hook available?", {}, 10).quantity
     other = Question("What is the exit code policy on an internal error?", {}, 10)
     assert not other.quantity and [h.text for h in assess(other, text).highlights] == [text.split("\n\n")[1]]
 
