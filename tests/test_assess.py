@@ -726,8 +726,9 @@ def test_a_how_questions_sentence_is_read_with_the_code_after_it_and_code_repeat
 def test_an_answer_brings_the_sentences_it_refers_back_to_and_the_instead_after_it():
     """"This variable can also be set to `off` ..." reads only with what "this variable" is: the sentences before it
     in its paragraph that it refers back to come along (up to three in all); docs saying what not to do
-    ("Using `@app.task` ... won't be available ...") go on with what to do ("Instead, use `@shared_task`").
-    Controls: a sentence referring back across a paragraph break, and one not referring back, come alone."""
+    ("Using `@app.task` ... won't be available ...") go on with what to do ("Instead, use `@shared_task`"), and
+    docs stating a problem with what to do about it ("To fix this, ..."). Controls: a sentence referring back across a
+    paragraph break, and one not referring back, come alone."""
     text = ("An explicit PIN can be provided through the environment variable `DEBUG_PIN`. This can be set to a "
             "number and will become the PIN. This variable can also be set to the value `off` to disable the PIN "
             "check entirely.")
@@ -746,6 +747,13 @@ def test_an_answer_brings_the_sentences_it_refers_back_to_and_the_instead_after_
     assert "Instead" not in " ".join(h.text for h in assess(which, after).highlights)
     more = tasks.replace("factory pattern.", "factory pattern. It also ties tasks to one app.")  # paragraph goes on
     assert [h.text for h in assess(which, more).highlights][-1] == "Instead, use the `@shared_task` decorator."
+    # ... or what to do about it ("To fix this, ..."); a sentence not saying so stays behind (control)
+    gil = ("The server disables the Global Interpreter Lock and with it the threads the scheduler runs jobs in. To fix "
+           "this, re-enable it with the `--enable-threads` switch.\n\nRead the server's documentation.")
+    never = Question("Why does the scheduler never run jobs under the server?", {}, 10)
+    assert [h.text for h in assess(never, gil).highlights][-1].startswith("To fix this")
+    gil = gil.replace("To fix this, re-enable", "Some re-enable")
+    assert [h.text for h in assess(never, gil).highlights][-1].startswith("The server disables")
     # a sentence the answer shows with its code refers back in turn: "This will keep ..." reads with what "this" is
     stream = ("If you access the `request` while the generator runs, you get a `RuntimeError`.\n\n"
               "If that is a problem, use the `stream_with_context` wrapper. This will keep the "
