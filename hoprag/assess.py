@@ -71,11 +71,14 @@ _SHOW = re.compile(r"(?i)(?<!\bfor )\b(?:example|snippet|syntax)\b")
 _HOW_MANY = re.compile(rf"(?i){ASKS_AT}\s*(?:how\s+{_QUANTITY}"
                        # "What exit code ...", "Which port ...", "What status code ...": a number answers
                        r"|(?:what|which)\s+(?:[\w-]+\s+)?(?:(?:exit|status|return|error|http|response)\s+codes?|ports?)\b"
-                       # "Since which Black version ...?", "Which Python versions ...?": a version number answers
-                       r"|(?:(?:since|in|from)\s+)?(?:what|which)\s+(?:[\w.-]+\s+){0,2}?versions?\b"
                        # ... and "What is the largest interval ...", "What's the maximum ...": an amount answers
                        r"|(?:what|which)(?:'s|\s+is|\s+are)\s+the\s+(?:largest|maximum|max|minimum|min|smallest|highest"
                        r"|lowest|biggest|longest|shortest)\b)")
+#: A question asking which version ("Since which Black version ...?", "Which Python versions ...?"): a sentence naming
+#: a version number answers it.
+_WHICH_VERSION = re.compile(rf"(?i){ASKS_AT}\s*(?:(?:since|in|from)\s+)?(?:what|which)\s+(?:[\w.-]+\s+){{0,2}}?versions?\b")
+#: A version number ("3.13", "21.8b0", "v2.1").
+_VERSION_NUMBER = re.compile(r"(?<![\w.])v?\d+\.\d+")
 #: A question asking where ("Where does behave look for its configuration file?"): a place answers it.
 _WHERE = re.compile(rf"(?i){ASKS_AT}\s*where\b")
 #: A web address written out in the text.
@@ -253,6 +256,8 @@ class Question:
                 self.weights[key] = max(self.weights.get(key, 0.0), max(parts))
         self.total = sum(self.weights.values())
         self.quantity = bool(_HOW_MANY.search(text))
+        #: does it ask which version (a version number answers)
+        self.version = _WHICH_VERSION.search(text) is not None
         #: does it ask where something is ("Where does it look for its configuration file?"): a place answers
         self.where = _WHERE.search(text) is not None
         which = _WHICH.search(text)
@@ -356,6 +361,11 @@ def names_asked(question: Question, text: str) -> bool:
     replace ...?"; "`structlog.get_logger()` is typed as returning typing.Any")?"""
     return any(name.lower() in text.lower() for name in question.names) and (names_new(question, text) or any(
         stems(name.group()) - question.weights.keys() for name in _CODE_NAME.finditer(text)))
+
+
+def states_version(text: str) -> bool:
+    """Does ``text`` name a version number ("in version 21.8b0", "Python 3.13 or later")?"""
+    return _VERSION_NUMBER.search(text) is not None
 
 
 def states_number(text: str) -> bool:
@@ -804,7 +814,8 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     # is by default, and of these the ones giving it (in code or a number)
     # -- a unit under a reference entry names what the entry names ("Which enable_stats option ...?": its field)
     for asks, states, entry in ((question.which and bool(question.names), partial(names_asked, question), True),
-                                (question.quantity, states_number, False), (question.where, states_place, False),
+                                (question.quantity, states_number, False), (question.version, states_version, False),
+                                (question.where, states_place, False),
                                 (question.default, states_default, False),
                                 (question.default, partial(gives_default, question), False)):
         if asks:

@@ -228,7 +228,8 @@ def test_which_version_asks_for_a_version_number():
     """"Since which version is the hook available?" is answered by the sentence naming the version, not the one
     sharing more of the question's words that names none. Control: asked what the hook does, the latter answers."""
     text = ("To use this hook, replace the hook's `id: tool` with `id: tool-nb` in your pre-commit configuration.\n\n"
-            "Logs go elsewhere. Workers restart. Hooks run.\n\nNote: The `tool-nb` hook became available in version 21.8b0.")
+            "Logs go elsewhere. Workers restart. Hooks run.\n\n"
+            "Note: The `tool-nb` hook became available in version 21.8b0.")
     since = Question("Since which version is the tool-nb pre-commit hook available?", {}, 10)
     what = Question("What does the tool-nb pre-commit hook replace?", {}, 10)
     assert [h.text for h in assess(since, text).highlights] == ["Note: The `tool-nb` hook became available in version 21.8b0."]
@@ -271,7 +272,6 @@ def test_what_exit_code_or_port_asks_for_a_number():
     asked = Question("What exit code is returned on an internal error?", {}, 10)
     assert asked.quantity and assess(asked, text).highlights[0].text == "- code 123 if there was an internal error"
     assert Question("Which port does the server listen on?", {}, 10).quantity
-    assert Question("Since which Black version is the hook available?", {}, 10).quantity
     other = Question("What is the exit code policy on an internal error?", {}, 10)
     assert not other.quantity and [h.text for h in assess(other, text).highlights] == [text.split("\n\n")[1]]
 

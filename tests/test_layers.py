@@ -19,7 +19,7 @@ AGENT_USES_FROM_ENGINE = frozenset({
     "hoprag.corpus.Doc", "hoprag.corpus.load_corpus",
     "hoprag.assess.INLINE_CODE", "hoprag.assess.ITEM", "hoprag.assess.Question", "hoprag.assess.gives_default",
     "hoprag.assess.names_code", "hoprag.assess.release_notes", "hoprag.assess.states_default",
-    "hoprag.assess.states_number", "hoprag.assess.states_place", "hoprag.assess.stems",
+    "hoprag.assess.states_number", "hoprag.assess.states_place", "hoprag.assess.states_version", "hoprag.assess.stems",
     "hoprag.entities.norm",
     "hoprag.lexicon.Lexicon", "hoprag.lexicon.Relation",
     "hoprag.settings.NOTED",

@@ -686,12 +686,17 @@ def test_a_which_question_about_a_thing_of_code_prefers_the_tied_hit_naming_it_i
     (("when", "The tool reads its configuration file once, at start, before any task runs.", "Configuration"),
      ("path", "Each configuration file is read from `/etc/app.yaml`, then `~/.app.yaml`.", "Files"),
      "Where does the tool read its configuration file from?", "When does the tool read its configuration file?",
-     "/etc/app.yaml")])
+     "/etc/app.yaml"),
+    (("idle", "The pool's worker processes need a recent Python version and stop after 5 minutes idle.", "Workers"),
+     ("python", "Pool workers need Python 3.13 or later.", "Requirements"),
+     "Which Python version do the pool's worker processes need?", "Why do the pool's worker processes need Python?",
+     "3.13")])
 def test_a_how_many_or_where_question_is_answered_by_a_passage_stating_a_number_or_a_place(
         silent: tuple[str, str, str], stating: tuple[str, str, str], asked: str, control: str, said: str):
-    """"How many ..." asks for a quantity, "Where ..." for a place: a passage covering every word of the question but
-    stating no number (naming no path or directory) does not answer it, one stating it does; the same words asked
-    another way (the control) take the best-covering passage."""
+    """"How many ..." asks for a quantity, "Where ..." for a place, "Which version ..." for a version number: a passage
+    covering every word of the question but stating no number (naming no path or directory; stating a number that is
+    no version) does not answer it, one stating it does; the same words asked another way (the control) take the
+    best-covering passage."""
     docs = (*(Doc(i, text, PUBLIC, title=title, document=f"{i}.md") for i, text, title in (silent, stating)),
             Doc("log", "Logs go to stderr.", PUBLIC, title="Logging", document="log.md"))
     engine = Engine(Corpus(docs, Lexicon(()), None, None), "bm25-titles")

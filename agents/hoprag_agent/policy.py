@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from hoprag.assess import (INLINE_CODE, ITEM as _ITEM, Question, gives_default, names_code, release_notes,
-                           states_default, states_number, states_place, stems)
+                           states_default, states_number, states_place, states_version, stems)
 from hoprag.corpus import Doc
 from hoprag.entities import norm
 from hoprag.lexicon import Lexicon, Relation
@@ -451,6 +451,7 @@ def _answering(ledger: Ledger, search: dict[str, Any], asked: str | None = None)
     def order(hit: dict[str, Any]) -> tuple:
         fits = ranked_fit(hit)
         return (fits < SPECIFIC, question.quantity and silent(hit, states_number),
+                question.version and silent(hit, states_version),
                 question.where and silent(hit, states_place),
                 question.default and silent(hit, states_default), not (hit.get("agreed", False) and fits >= COVERS),
                 -fits, hit["rank"])
