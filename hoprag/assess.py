@@ -92,10 +92,10 @@ _NUMBER = re.compile(r"(?i)\d|\b(?:one(?!\s+(?:that|which|who|of)\b)|two|three|f
 #: what is under it says what changed then, not how things are now.
 _RELEASE = re.compile(r"(?i)^(?:[a-z][\w.-]*\s+)?(?:version\s+|release\s+|v)?\d+(?:\.\d+){1,3}(?:[a-z]+\d*|[.-]\w+)*"
                       r"(?:\s*\([^)]*\))?(?:\s+release\s+notes)?\s*:?$")
-#: A heading naming release notes: "Changelog", "Change history for coverage.py", "Release Notes", "What's New in
-#: Pyramid 1.10" -- not a bare "Changes" or "News", which may be anything's title (a song's, a section's).
-_RELEASES = re.compile(r"(?i)^(?:change\s*log\b|change\s+history\b|release\s+(?:notes|history)\b|history\s+of\s+changes\b"
-                       r"|what['\u2019]?s\s+new\s+in\b|changes\s+in\s+(?:version\s+)?v?\d)")
+#: A heading naming release notes: "Changelog", "Change history for coverage.py", "Version history", "Release Notes",
+#: "What's New in Pyramid 1.10" -- not a bare "Changes" or "News", which may be anything's title (a song's, a section's).
+_RELEASES = re.compile(r"(?i)^(?:change\s*log\b|(?:change|version)\s+history\b|release\s+(?:notes|history)\b"
+                       r"|history\s+of\s+changes\b|what['\u2019]?s\s+new\s+in\b|changes\s+in\s+(?:version\s+)?v?\d)")
 #: A question asking whether there is a means ("Is there a setting for that?", "Can I get the data in pieces ...?",
 #: "Is it possible to ...?"): the docs state the need, then name the means -- a "can" asking, not one inside a clause
 #: ("Why can ...").

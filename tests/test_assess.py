@@ -462,7 +462,7 @@ def test_a_heading_naming_a_release_or_release_notes_marks_them_and_one_mentioni
                     "v2.1 release notes", "Changes 2.6.1", "News › 26.3 (2025-10-24)",
                     # release notes by name, their versions not headings (Sphinx changelog directives)
                     "Changelog › Improvements", "What's New in Pyramid 1.10 › Feature Additions",
-                    "Change history for coverage.py", "Release Notes", "Changes in 2.0"):
+                    "Change history for coverage.py", "Version history", "Release Notes", "Changes in 2.0"):
         assert release_notes(section), section
     for section in ("Built-in Caching (v1.9.1 and later) › Cache isolation in 1.17", "Install › Python 3.8 and newer",
                     "Flask 3.0 support", "Exit codes", "Changes in behaviour", "Tracking changes", "Newsletter",
