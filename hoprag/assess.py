@@ -77,6 +77,11 @@ _HOW_MANY = re.compile(rf"(?i){ASKS_AT}\s*(?:how\s+{_QUANTITY}"
 #: A question asking which version ("Since which Black version ...?", "Which Python versions ...?"): a sentence naming
 #: a version number answers it.
 _WHICH_VERSION = re.compile(rf"(?i){ASKS_AT}\s*(?:(?:since|in|from)\s+)?(?:what|which)\s+(?:[\w.-]+\s+){{0,2}}?versions?\b")
+#: A question asking what happens ("What happens if uvloop is not installed?").
+_HAPPENS = re.compile(r"(?i)\bwhat\s+(?:happens|(?:will|would)\s+happen)\b")
+#: What something leads to: an exception raised, a failure, a result.
+_EFFECT = re.compile(r"(?i)\b(?:rais(?:e|es|ed|ing)|results?\s+in|leads?\s+to|errors?|exceptions?|fails?|failed|ignored"
+                     r"|discarded|dropped|lost|abort(?:s|ed)?|crash(?:es|ed)?)\b|(?-i:\w+(?:Error|Exception|Warning))\b")
 #: A version number ("3.13", "21.8b0", "v2.1").
 _VERSION_NUMBER = re.compile(r"(?<![\w.])v?\d+\.\d+")
 #: A question asking where ("Where does behave look for its configuration file?"): a place answers it.
@@ -256,6 +261,8 @@ class Question:
                 self.weights[key] = max(self.weights.get(key, 0.0), max(parts))
         self.total = sum(self.weights.values())
         self.quantity = bool(_HOW_MANY.search(text))
+        #: does it ask what happens (a sentence saying what it leads to answers: it raises, fails, is ignored ...)
+        self.happens = _HAPPENS.search(text) is not None
         #: does it ask which version (a version number answers)
         self.version = _WHICH_VERSION.search(text) is not None
         #: does it ask where something is ("Where does it look for its configuration file?"): a place answers
@@ -815,7 +822,7 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     # -- a unit under a reference entry names what the entry names ("Which enable_stats option ...?": its field)
     for asks, states, entry in ((question.which and bool(question.names), partial(names_asked, question), True),
                                 (question.quantity, states_number, False), (question.version, states_version, False),
-                                (question.where, states_place, False),
+                                (question.where, states_place, False), (question.happens, _EFFECT.search, False),
                                 (question.default, states_default, False),
                                 (question.default, partial(gives_default, question), False)):
         if asks:

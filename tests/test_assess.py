@@ -264,6 +264,19 @@ def test_a_sentence_whose_subject_is_a_pronoun_is_about_its_heading(said: str, h
     assert assess(asked, text, "Recipes\nCollect all comments").highlights[0].text.startswith("`lexer_callbacks`")
 
 
+def test_what_happens_is_answered_by_a_sentence_saying_what_it_leads_to():
+    """"If I pass cors_enable=True and also a CORSMiddleware instance, what happens?": of the sentences about the two,
+    the one saying what the combination results in (a `ValueError`) answers, not the one covering more of the
+    question's words. Control: asked whether the two may be combined, the latter answers."""
+    text = ("Note: Passing the `cors_enable` parameter set to `True` is mutually exclusive with directly passing an "
+            "instance of `CORSMiddleware` to the application's initializer.\n\nLogs go elsewhere. Workers restart. "
+            "Hooks run.\n\nChanged in version 4.0: Adding a `CORSMiddleware` then results in a `ValueError`.")
+    happens = Question("If I pass cors_enable=True and also a CORSMiddleware instance, what happens?", {}, 10)
+    combine = Question("May I pass cors_enable=True and also a CORSMiddleware instance?", {}, 10)
+    assert [h.text for h in assess(happens, text).highlights][0].startswith("Changed in version 4.0")
+    assert [h.text for h in assess(combine, text).highlights][0].startswith("Note: Passing")
+
+
 def test_what_exit_code_or_port_asks_for_a_number():
     """"What exit code ...?" is answered by the sentence giving the code, not the one sharing more of the
     question's words without it. Control: "What is the exit code policy ...?" asks no number."""
