@@ -711,8 +711,10 @@ _REFERS = re.compile(rf"(?:This|These|Those|It|They|Such)\b|(?:With|Without|Give
                      r"|(?:Instead of|Unlike|Like|As with|Apart from)\b[^,.;:]*?,\s+(?:it|they)\b"
                      r"|(?:Therefore|Thus|Hence|Consequently|As a result|Because of (?:this|that))\b")
 #: A sentence saying what to do in place of what the sentences before it describe ("Instead, use ..."), or about what
-#: they describe ("To fix this, you need to re-enable the GIL using the `--enable-threads` switch.").
-_INSTEAD = re.compile(r"Instead\b|To (?:fix|avoid|solve|prevent|work around|remedy|resolve|address|circumvent|mitigate"
+#: they describe ("To fix this, you need to re-enable the GIL using the `--enable-threads` switch."), or what holds
+#: when what they describe is not done ("... by providing the `table_id` argument:" its code, then "Otherwise, the first
+#: table found will be imported.").
+_INSTEAD = re.compile(r"(?:Instead|Otherwise)\b|To (?:fix|avoid|solve|prevent|work around|remedy|resolve|address|circumvent|mitigate"
                       r"|get around) (?:this|that|these|it)\b")
 #: ... or to what it states, later in it ("... can be used to find this out").
 _THIS = re.compile(r"\bthis\b")

@@ -740,8 +740,9 @@ def test_an_answer_brings_the_sentences_it_refers_back_to_and_the_instead_after_
     """"This variable can also be set to `off` ..." reads only with what "this variable" is: the sentences before it
     in its paragraph that it refers back to come along (up to three in all); docs saying what not to do
     ("Using `@app.task` ... won't be available ...") go on with what to do ("Instead, use `@shared_task`"), and
-    docs stating a problem with what to do about it ("To fix this, ..."). Controls: a sentence referring back across a
-    paragraph break, and one not referring back, come alone."""
+    docs stating a problem with what to do about it ("To fix this, ..."), and a condition with what holds without it
+    ("Otherwise, ..."). Controls: a sentence referring back across a paragraph break, and one not referring back, come
+    alone."""
     text = ("An explicit PIN can be provided through the environment variable `DEBUG_PIN`. This can be set to a "
             "number and will become the PIN. This variable can also be set to the value `off` to disable the PIN "
             "check entirely.")
@@ -767,6 +768,14 @@ def test_an_answer_brings_the_sentences_it_refers_back_to_and_the_instead_after_
     assert [h.text for h in assess(never, gil).highlights][-1].startswith("To fix this")
     gil = gil.replace("To fix this, re-enable", "Some re-enable")
     assert [h.text for h in assess(never, gil).highlights][-1].startswith("The server disables")
+    # ... or what holds when it is not done ("Otherwise, ..."), past the code the answer shows
+    html = ("When you import HTML, you can pick the table to import by providing the `table_id` argument:\n\n"
+            "```\nimport_set(your_html, format='html', table_id='orders')\n```\n\nOtherwise, the first table found "
+            "will be imported.\n\nHTML import was added in 3.6.")
+    picked = Question("Which table is imported from an HTML page if I give no table_id?", {}, 10)
+    assert [h.text for h in assess(picked, html).highlights][-1].startswith("Otherwise")
+    html = html.replace("Otherwise, the first", "The first")
+    assert not any(h.text.startswith("The first") for h in assess(picked, html).highlights)
     # a sentence the answer shows with its code refers back in turn: "This will keep ..." reads with what "this" is
     stream = ("If you access the `request` while the generator runs, you get a `RuntimeError`.\n\n"
               "If that is a problem, use the `stream_with_context` wrapper. This will keep the "
