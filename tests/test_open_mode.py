@@ -497,10 +497,10 @@ def test_a_name_joined_by_underscores_is_looked_up_as_written_before_it_is_calle
 
 def test_a_camelcase_name_is_not_heard_in_its_parts():
     """"Compile templates to WebAssembly?" over docs saying "web" and "assembly" apart: the name itself is
-    nowhere, so no page answers about it; a hyphenated name is heard in its words, and a CamelCase one the
-    docs spell out is heard (controls)."""
-    docs = (Doc("web", "Templates render web pages. The assembly of a page starts at its base template.", PUBLIC,
-                title="Rendering", document="render.md"),
+    nowhere, so no page answers about it; a hyphenated name is heard in its words (less one saying of what kind:
+    "Epytext-style"), and a CamelCase one the docs spell out is heard (controls)."""
+    docs = (Doc("web", "Templates render web pages in any style. The assembly of a page starts at its base template.",
+                PUBLIC, title="Rendering", document="render.md"),
             Doc("api", "The SandboxedEnvironment compiles templates for untrusted input.", PUBLIC, title="Sandbox",
                 document="sandbox.md"),
             Doc("cli", "Bash completion is generated for every command.", PUBLIC, title="Shell", document="shell.md"))
@@ -510,6 +510,10 @@ def test_a_camelcase_name_is_not_heard_in_its_parts():
     assert run["grade"]["status"] == "exhausted" and "nothing you may read mentions WebAssembly" in run["answer"]
     assert policy.unheard(drive(engine, "What does the SandboxedEnvironment compile?", budget=4)["ledger"]) == []
     assert policy.unheard(drive(engine, "Is Bash-completion generated?", budget=4)["ledger"]) == []
+    # "Epytext-style" names Epytext, whatever the docs say of styles; "Bash-style" names what they say (control)
+    epytext = drive(engine, "Is Epytext-style completion generated?", budget=4)["ledger"]
+    assert policy.unheard(epytext) == ["Epytext-style"]
+    assert policy.unheard(drive(engine, "Is Bash-style completion generated?", budget=4)["ledger"]) == []
 
 
 def test_a_name_glued_to_code_marks_is_heard_as_the_search_spelled_it():

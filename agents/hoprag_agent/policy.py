@@ -633,12 +633,18 @@ def _asides(question: str) -> list[tuple[int, int]]:
     return [m.span() for m in re.finditer(r"\([^()]*\)", question)]
 
 
+#: What a hyphenated name ends on when it says of what kind something is ("Epytext-style docstrings", "Sphinx-based"):
+#: the name before it is what the question hangs on.
+_MODIFIER = re.compile(r"(?i)-(?:style|based|like|compatible|aware|enabled|specific|friendly|powered|only|flavou?red)$")
+
+
 def unheard(ledger: Ledger) -> list[str]:
     """The names a question asks about that nothing the caller may read holds in any form ("Can Black
     format Rust files?" over docs that never say "Rust"): capitalised words past a sentence's first, none of
     whose words the search weighed. A CamelCase name is one word: pages saying "web" and "assembly" do not
-    mention "WebAssembly" (a hyphenated one is heard in its words: "bash completion" for "Bash-completion"; one
-    glued to code marks as the search spelled it: "host-" for the cookie prefix "__Host-").
+    mention "WebAssembly" (a hyphenated one is heard in its words: "bash completion" for "Bash-completion" -- less a
+    last word saying of what kind, "Epytext-style" is heard only as "Epytext"; one glued to code marks as the search
+    spelled it: "host-" for the cookie prefix "__Host-").
     No page can answer about them -- the honest answer is to say so. A name in parentheses is an example or
     another name of what the question asks about ("a non-standard HTTP method (PURGE)", "Chain of Verification
     (CoVe)"): the question does not hang on it.
@@ -653,9 +659,10 @@ def unheard(ledger: Ledger) -> list[str]:
             continue  # a sentence's first word is capitalised whatever it is
         if any(a < m.start() < b for a, b in aside):
             continue
-        words = content(identifiers(word) if "-" in word else word)
+        named = _MODIFIER.sub("", word)  # "Epytext-style" names Epytext: the style is any style
+        words = content(identifiers(named) if "-" in named else named)
         run = _RUN_AT.search(question, 0, m.start()).group() + word + _RUN.match(question, m.end()).group()
-        spelled = tokenize(run)
+        spelled = tokenize(_MODIFIER.sub("", run))
         if words and not any(w in weights for w in (*words, *spelled)) and word not in out:
             out.append(word)
     return out
