@@ -918,44 +918,6 @@ def test_a_part_whose_search_finds_the_page_claimed_for_the_other_part_sends_tha
     assert searched([install]) is None  # control: the installation page answers both
 
 
-def test_a_compound_question_whose_best_page_answers_neither_part_searches_each_part_on_its_own():
-    """"Which worker class is recommended for HTTP/2, and how many clients can each worker handle by default?": the
-    best page for the whole (an HTTP/2 overview) holds too little of either part to answer it; each part is searched on
-    its own, in turn, and answered from its own page. Control: when the first part's own search finds nothing that
-    answers it, the second is not searched and no split answer is given."""
-    question = "Which worker class is recommended for HTTP/2, and how many clients can each worker handle by default?"
-    first, second = policy.parts(question)
-    weights = {w: 1.0 for w in ("worker", "class", "recommended", "http/2", "many", "clients", "handle", "default")}
-
-    def hit(doc: str, text: str, matched: list[str], fits: float) -> dict:
-        return {"id": doc, "title": doc, "document": f"{doc}.md", "section": doc.capitalize(), "text": text,
-                "trusted": True, "coverage": fits, "answers": fits, "matched": matched,
-                "highlights": [{"text": text, "start": 0, "end": len(text)}]}
-
-    overview = hit("overview", "HTTP/2 multiplexes requests over one connection.", ["http/2"], 0.3)
-    guide = hit("guide", "For HTTP/2, the threaded worker class is recommended.",
-                ["worker", "class", "recommended", "http/2"], 0.9)
-    limits = hit("limits", "Each worker handles 1000 clients by default.", ["worker", "clients", "handle", "default"],
-                 0.8)
-
-    def split(first_hits: list[dict]) -> tuple[dict | None, list[str]]:
-        ledger = policy.new_ledger(question, 4)
-        policy.record(ledger, "search", {"query": question, "k": 10}, {"results": [overview], "weights": weights})
-        for part, hits in ((first, first_hits), (second, [limits])):
-            asks = policy._part_answers(ledger, ledger["searches"][0]["hits"][0])
-            if asks is None or asks["status"] != "gap":
-                break
-            assert asks["query"] == part
-            policy.record(ledger, "search", {"query": part, "k": 10}, {"results": hits, "weights": weights})
-        return policy._part_answers(ledger, ledger["searches"][0]["hits"][0]), [s["query"] for s in
-                                                                                 ledger["searches"]]
-
-    answered, queries = split([guide, overview])
-    assert answered["status"] == "answered" and [c["doc_id"] for c in answered["citations"]] == ["guide", "limits"]
-    assert queries == [question, first, second]
-    assert split([overview]) == (None, [question, first])  # control: the first part found no answer
-
-
 @pytest.mark.parametrize("asked, first", [
     ("How do I generate random names with Faker in a factory?", "reference"),  # the reference page answers
     ("In which release was Faker support added to factories?", "news")])       # control: it asks about releases

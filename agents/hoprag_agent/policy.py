@@ -787,7 +787,7 @@ def _part_answers(ledger: Ledger, best: dict[str, Any] | None) -> dict[str, Any]
               for p in asked]
     strong, weak = (0, 1) if shares[0] >= shares[1] else (1, 0)
     if shares[strong] < ANSWERS:
-        return _apart(ledger, best, asked)
+        return None
     done = _searched(ledger, asked[weak])
     if done is None:
         return _search_alone(asked[weak], f"{best['id']} answers \"{asked[strong]}\" but not this part: {asked[weak]}")
@@ -805,22 +805,6 @@ def _part_answers(ledger: Ledger, best: dict[str, Any] | None) -> dict[str, Any]
         return None  # the one page answers both parts, searched together and apart
     pair = [best, other[0]] if strong == 0 else [other[0], best]
     return {"status": "answered", "citations": [_cite(ledger, h) for h in pair], "results": done["results"]}
-
-
-def _apart(ledger: Ledger, best: dict[str, Any], asked: list[str]) -> dict[str, Any] | None:
-    """A compound question whose best page answers neither part ("Which worker class is recommended for HTTP/2, and
-    how many clients can each handle by default?": a page about HTTP/2 names neither): each part searched on its own,
-    in turn, answered from its own page -- or ``None`` once a part's search finds nothing answering it."""
-    found = []
-    for part in asked:
-        done = _searched(ledger, part)
-        if done is None:
-            return _search_alone(part, f"{best['id']} answers neither part: this one on its own: {part}")
-        mine = _shown(ledger, _answering(ledger, done, part), part)
-        if not mine or fit(mine[0]) < ANSWERS:
-            return None
-        found.append(mine[0])
-    return {"status": "answered", "citations": [_cite(ledger, h) for h in found], "results": done["results"]}
 
 
 def _joined(ledger: Ledger, best: dict[str, Any], ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
