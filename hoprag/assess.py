@@ -76,12 +76,14 @@ _HOW_MANY = re.compile(rf"(?i){ASKS_AT}\s*(?:how\s+{_QUANTITY}"
                        r"|lowest|biggest|longest|shortest)\b)")
 #: A question asking which version ("Since which Black version ...?", "Which Python versions ...?"): a sentence naming
 #: a version number answers it.
-_WHICH_VERSION = re.compile(rf"(?i){ASKS_AT}\s*(?:(?:since|in|from)\s+)?(?:what|which)\s+(?:[\w.-]+\s+){{0,2}}?versions?\b")
+_WHICH_VERSION = re.compile(rf"(?i){ASKS_AT}\s*(?:(?:since|in|from)\s+)?(?:what|which)\s+(?:[\w.-]+\s+){{0,2}}?"
+                            r"versions?\b")
 #: A question asking what happens ("What happens if uvloop is not installed?").
 _HAPPENS = re.compile(r"(?i)\bwhat\s+(?:happens|(?:will|would)\s+happen)\b")
 #: What something leads to: an exception raised, a failure, a result.
 _EFFECT = re.compile(r"(?i)\b(?:rais(?:e|es|ed|ing)|results?\s+in|leads?\s+to|errors?|exceptions?|fails?|failed|ignored"
-                     r"|discarded|dropped|lost|abort(?:s|ed)?|crash(?:es|ed)?)\b|(?-i:\w+(?:Error|Exception|Warning))\b")
+                     r"|discarded|dropped|lost|abort(?:s|ed)?|crash(?:es|ed)?)\b"
+                     r"|(?-i:\w+(?:Error|Exception|Warning))\b")
 #: A version number ("3.13", "21.8b0", "v2.1").
 _VERSION_NUMBER = re.compile(r"(?<![\w.])v?\d+\.\d+")
 #: A question asking where ("Where does behave look for its configuration file?"): a place answers it.
@@ -98,7 +100,8 @@ _NUMBER = re.compile(r"(?i)\d|\b(?:one(?!\s+(?:that|which|who|of)\b)|two|three|f
 _RELEASE = re.compile(r"(?i)^(?:[a-z][\w.-]*\s+)?(?:version\s+|release\s+|v)?\d+(?:\.\d+){1,3}(?:[a-z]+\d*|[.-]\w+)*"
                       r"(?:\s*\([^)]*\))?(?:\s+release\s+notes)?\s*:?$")
 #: A heading naming release notes: "Changelog", "Change history for coverage.py", "Version history", "Release Notes",
-#: "What's New in Pyramid 1.10" -- not a bare "Changes" or "News", which may be anything's title (a song's, a section's).
+#: "What's New in Pyramid 1.10" -- not a bare "Changes" or "News", which may be anything's title (a song's, a
+#: section's).
 _RELEASES = re.compile(r"(?i)^(?:change\s*log\b|(?:change|version)\s+history\b|release\s+(?:notes|history)\b"
                        r"|history\s+of\s+changes\b|what['\u2019]?s\s+new\s+in\b|changes\s+in\s+(?:version\s+)?v?\d)")
 #: A question asking whether there is a means ("Is there a setting for that?", "Can I get the data in pieces ...?",
@@ -714,8 +717,8 @@ _REFERS = re.compile(rf"(?:This|These|Those|It|They|Such)\b|(?:With|Without|Give
 #: they describe ("To fix this, you need to re-enable the GIL using the `--enable-threads` switch."), or what holds
 #: when what they describe is not done ("... by providing the `table_id` argument:" its code, then "Otherwise, the first
 #: table found will be imported.").
-_INSTEAD = re.compile(r"(?:Instead|Otherwise)\b|To (?:fix|avoid|solve|prevent|work around|remedy|resolve|address|circumvent|mitigate"
-                      r"|get around) (?:this|that|these|it)\b")
+_INSTEAD = re.compile(r"(?:Instead|Otherwise)\b|To (?:fix|avoid|solve|prevent|work around|remedy|resolve|address"
+                      r"|circumvent|mitigate|get around) (?:this|that|these|it)\b")
 #: ... or to what it states, later in it ("... can be used to find this out").
 _THIS = re.compile(r"\bthis\b")
 #: Saying how to do something: what can be done ("can be modified with", "can be used to"), or using, setting,
@@ -807,10 +810,11 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     told = [i for i in near if _remedies(question, text[units[i][0]:units[i][1]])]
     read = {i: shown[i].union(*(own[j] for j in near if j < i and near[i] - near[j] <= NEAR
                                 and titles[j] == titles[i] and not any(j <= k < i for k in told))) for i in told}
-    # of sentences covering as much on their own, the one saying least else is the most to the point ("Add all files
-    # under directories matching `dir-pattern`" over the same "... that match any of the listed patterns"), then the
-    # first -- one covering it with what it introduces or with the sentences before it comes after them
-    scored = [(question.covered(read.get(i, shown[i])), not code,
+    # of units covering as much, the one covering most in its own words (a sentence saying it before one only
+    # introducing code that shows it), then the one saying least else -- the most to the point: "Add all files under
+    # directories matching `dir-pattern`" over the same "... that match any of the listed patterns" -- then the first;
+    # one covering it with what it introduces or with the sentences before it comes after those that stand alone
+    scored = [(question.covered(read.get(i, shown[i])), not code, question.covered(own[i]),
                -len(own[i]) if read.get(i, shown[i]) <= own[i] | heads[i] else -math.inf, -i)
               for i, (_, _, code) in enumerate(units)]
     if not scored or max(scored)[0] <= 0:
@@ -819,8 +823,9 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     # holds a word of it (a console transcript echoing the question's words states nothing)
     stated = [x for x in scored if x[1] and x[0] > 0]
     # "Which ... does `pymdownx.betterem` replace?": of the sentences about it, those naming that and more; "How many
-    # ...": those stating a number; "Where ...": those naming a place; "What is the default ...": those saying what it
-    # is by default, and of these the ones giving it (in code or a number)
+    # ...": those stating a number; "Since which version ...": those naming a version; "Where ...": those naming a
+    # place; "What happens ...": those saying what it leads to; "What is the default ...": those saying what it is by
+    # default, and of these the ones giving it (in code or a number)
     # -- a unit under a reference entry names what the entry names ("Which enable_stats option ...?": its field)
     for asks, states, entry in ((question.which and bool(question.names), partial(names_asked, question), True),
                                 (question.quantity, states_number, False), (question.version, states_version, False),
@@ -828,9 +833,9 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
                                 (question.default, states_default, False),
                                 (question.default, partial(gives_default, question), False)):
         if asks:
-            stated = [x for x in stated if states(_under(text, units, named, -x[3]) if entry
-                                                  else text[units[-x[3]][0]:units[-x[3]][1]])] or stated
-    best = -max(scored if question.how or not stated else stated)[3]
+            stated = [x for x in stated if states(_under(text, units, named, -x[4]) if entry
+                                                  else text[units[-x[4]][0]:units[-x[4]][1]])] or stated
+    best = -max(scored if question.how or not stated else stated)[4]
     place = _places(text, units, best if question.how else None)
     chosen = _grown(question, units, own, place, best, titles)
     for head in {items[i] for i in chosen} - {None, *chosen}:
@@ -840,7 +845,7 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     if question.how and not units[best][2] and not _shown_code(text, units, max(chosen)):
         # a sentence covering about as much, answering as much with its neighbours, that goes on to show how
         reach = question.covered(set().union(*(own[i] for i in chosen)))
-        for i, (c, prose, _, _) in enumerate(scored):
+        for i, (c, prose, _, _, _) in enumerate(scored):
             grown = _grown(question, units, own, place, i, titles) if prose and c >= scored[best][0] - TIED else []
             if grown and question.covered(set().union(*(own[j] for j in grown))) >= reach and _shown_code(
                     text, units, max(grown)):

@@ -232,7 +232,8 @@ def test_which_version_asks_for_a_version_number():
             "Note: The `tool-nb` hook became available in version 21.8b0.")
     since = Question("Since which version is the tool-nb pre-commit hook available?", {}, 10)
     what = Question("What does the tool-nb pre-commit hook replace?", {}, 10)
-    assert [h.text for h in assess(since, text).highlights] == ["Note: The `tool-nb` hook became available in version 21.8b0."]
+    said = [h.text for h in assess(since, text).highlights]
+    assert said == ["Note: The `tool-nb` hook became available in version 21.8b0."]
     assert [h.text for h in assess(what, text).highlights][0].startswith("To use this hook")
 
 
@@ -275,6 +276,20 @@ def test_what_happens_is_answered_by_a_sentence_saying_what_it_leads_to():
     combine = Question("May I pass cors_enable=True and also a CORSMiddleware instance?", {}, 10)
     assert [h.text for h in assess(happens, text).highlights][0].startswith("Changed in version 4.0")
     assert [h.text for h in assess(combine, text).highlights][0].startswith("Note: Passing")
+
+
+def test_of_units_covering_as_much_the_one_saying_it_in_its_own_words_answers():
+    """"What does send() return?": the sentence introducing an example whose code returns covers it all through the
+    code; "The return value of `send` collects ..." says it itself, and answers. Control: when that sentence says it
+    in other words, the first introduction answers."""
+    text = ("Additional keyword arguments can be passed to `send`. These will in turn be passed to the connected "
+            "functions:\n\n```python\n>>> @sig.connect\n... def receive(sender, **kw):\n...     return 'ok'\n"
+            ">>> result = sig.send('anonymous', abc=123)\n```\n\nThe return value of `send` collects the return "
+            "values of each connected function as a list of pairs:\n\n```python\n>>> result\n[(receive, 'ok')]\n```")
+    asked = Question("What does send() return?", {}, 10)
+    assert assess(asked, text).highlights[0].text.startswith("The return value of `send`")
+    other = text.replace("The return value of `send` collects the return values of", "It collects what")
+    assert assess(asked, other).highlights[0].text.startswith("Additional keyword")
 
 
 def test_what_exit_code_or_port_asks_for_a_number():
