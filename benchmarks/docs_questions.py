@@ -61,7 +61,7 @@ def _check_row(row: object, where: str) -> dict:
 
 def _check_gold(row: dict, docs: Path, where: str) -> None:
     """Each listed page exists under ``docs`` and holds the answer words (case-insensitive, inline-code backticks
-    aside: "-g option" is in "The ``-g`` option ...").
+    aside: "-g option" is in "The ``-g`` option ..."; a line break is a space, as it is where answers are scored).
 
     A direct or paraphrase question may list several pages, each answering on its own, so every
     page must hold every answer word; a two-page question needs both pages together, so each page
@@ -72,8 +72,9 @@ def _check_gold(row: dict, docs: Path, where: str) -> None:
         path = docs / page
         if ".." in Path(page).parts or not path.is_file():
             raise QuestionError(f"{where}: field 'pages': {page!r} is not a file under {docs}")
-        texts[page] = path.read_text(encoding="utf-8").lower().replace("`", "")  # inline code reads as its text
-    words = [w.lower() for w in row["answer"]]
+        # inline code reads as its text, and a phrase the source wraps onto the next line as one line
+        texts[page] = " ".join(path.read_text(encoding="utf-8").lower().replace("`", "").split())
+    words = [" ".join(w.lower().split()) for w in row["answer"]]
     for page, text in texts.items():
         missing = [w for w in words if w not in text]
         if row["kind"] != "two-page" and missing:
