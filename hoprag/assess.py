@@ -502,6 +502,12 @@ def _goes_on(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
             and not (not text[line:a].strip() and _LINE_START.match(text, line)))
 
 
+def _entry(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
+    """Does unit ``i`` open a line of its own kind -- a list item, a table row, a field: one of parallel entries?"""
+    line = text.rfind("\n", 0, units[i][0]) + 1
+    return not text[line:units[i][0]].strip() and _LINE_START.match(text, line) is not None
+
+
 def _items(text: str, units: list[tuple[int, int, bool]]) -> list[int | None]:
     """For each unit, the first unit of the list item whose later sentence it is, or ``None``: one pass, a unit going
     on from the one before unless code, a blank line or its own line's start (a new item, row or quote) parts them."""
@@ -811,11 +817,14 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     read = {i: shown[i].union(*(own[j] for j in near if j < i and near[i] - near[j] <= NEAR
                                 and titles[j] == titles[i] and not any(j <= k < i for k in told))) for i in told}
     # of units covering as much, the one covering most in its own words (a sentence saying it before one only
-    # introducing code that shows it), then the one saying least else -- the most to the point: "Add all files under
-    # directories matching `dir-pattern`" over the same "... that match any of the listed patterns" -- then the first;
-    # one covering it with what it introduces or with the sentences before it comes after those that stand alone
+    # introducing code that shows it), then of parallel entries (list items, table rows, reference entries) the one
+    # saying least else -- the most to the point: "Add all files under directories matching `dir-pattern`" over the
+    # same "... that match any of the listed patterns" -- then the first (prose defines before it goes on: "... runs in
+    # single-user mode: one principal ..." before "Single-user mode serves stdio only"); one covering it with what it
+    # introduces or with the sentences before it comes after those that stand alone
     scored = [(question.covered(read.get(i, shown[i])), not code, question.covered(own[i]),
-               -len(own[i]) if read.get(i, shown[i]) <= own[i] | heads[i] else -math.inf, -i)
+               (-len(own[i]) if _entry(text, units, i) or named[i] is not None else 0)
+               if read.get(i, shown[i]) <= own[i] | heads[i] else -math.inf, -i)
               for i, (_, _, code) in enumerate(units)]
     if not scored or max(scored)[0] <= 0:
         return Assessment(round(coverage, 3), (), matched)

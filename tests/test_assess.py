@@ -239,8 +239,8 @@ def test_which_version_asks_for_a_version_number():
 
 def test_of_sentences_covering_as_much_the_one_saying_least_else_answers():
     """Two table rows hold every word of "Which command adds all files under directories matching a pattern?"; the
-    one adding a condition ("that match any of the listed patterns") describes another command. Control: asked
-    about that condition too, the row stating it answers."""
+    one adding a condition ("that match any of the listed patterns") describes another command. Controls: asked
+    about that condition too, the row stating it answers; of two prose sentences, the first answers."""
     text = ("| `recursive-include {dir-pattern} {pat}` | Add all files under directories matching `dir-pattern` that "
             "match any of the listed patterns |\n| `graft {dir-pattern}` | Add all files under directories matching "
             "`dir-pattern` |\n")
@@ -249,6 +249,11 @@ def test_of_sentences_covering_as_much_the_one_saying_least_else_answers():
                       {}, 10)
     assert assess(plain, text).highlights[0].text.startswith("| `graft")
     assert assess(listed, text).highlights[0].text.startswith("| `recursive-include")
+    # prose is no list of alternatives: of two sentences holding it all, the first -- which defines it -- answers
+    prose = ("With no access file, the server runs in single-user mode: one principal reads every group, whatever the "
+             "user.\n\nLogs go elsewhere. Workers restart. Hooks run.\n\nSingle-user mode serves stdio only.")
+    defined = Question("What is single-user mode?", {}, 10)
+    assert assess(defined, prose).highlights[0].text.startswith("With no access file")
 
 
 @pytest.mark.parametrize("said, heading", [("It only works", True), ("It is only meant", False)])
