@@ -496,10 +496,8 @@ def _parted(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
 def _goes_on(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
     """Does unit ``i`` go on from the one before it -- neither is code, no blank line parts them, and it does not start
     a line of its own kind (a new item, row or quote)?"""
-    a = units[i][0]
-    line = text.rfind("\n", 0, a) + 1
-    return (i > 0 and not units[i][2] and not units[i - 1][2] and "\n\n" not in text[units[i - 1][1]:a]
-            and not (not text[line:a].strip() and _LINE_START.match(text, line)))
+    return (i > 0 and not units[i][2] and not units[i - 1][2] and "\n\n" not in text[units[i - 1][1]:units[i][0]]
+            and not _entry(text, units, i))
 
 
 def _entry(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
@@ -822,9 +820,10 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     # same "... that match any of the listed patterns" -- then the first (prose defines before it goes on: "... runs in
     # single-user mode: one principal ..." before "Single-user mode serves stdio only"); one covering it with what it
     # introduces or with the sentences before it comes after those that stand alone
-    scored = [(question.covered(read.get(i, shown[i])), not code, question.covered(own[i]),
+    said = [read.get(i, shown[i]) for i in range(len(units))]  # what each unit is scored with
+    scored = [(question.covered(said[i]), not code, question.covered(own[i]),
                (-len(own[i]) if _entry(text, units, i) or named[i] is not None else 0)
-               if read.get(i, shown[i]) <= own[i] | heads[i] else -math.inf, -i)
+               if said[i] <= own[i] | heads[i] else -math.inf, -i)
               for i, (_, _, code) in enumerate(units)]
     if not scored or max(scored)[0] <= 0:
         return Assessment(round(coverage, 3), (), matched)
@@ -842,9 +841,9 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
                                 (question.default, states_default, False),
                                 (question.default, partial(gives_default, question), False)):
         if asks:
-            stated = [x for x in stated if states(_under(text, units, named, -x[4]) if entry
-                                                  else text[units[-x[4]][0]:units[-x[4]][1]])] or stated
-    best = -max(scored if question.how or not stated else stated)[4]
+            stated = [x for x in stated if states(_under(text, units, named, -x[-1]) if entry
+                                                  else text[units[-x[-1]][0]:units[-x[-1]][1]])] or stated
+    best = -max(scored if question.how or not stated else stated)[-1]  # each score ends on its unit, negated
     place = _places(text, units, best if question.how else None)
     chosen = _grown(question, units, own, place, best, titles)
     for head in {items[i] for i in chosen} - {None, *chosen}:
@@ -854,7 +853,7 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     if question.how and not units[best][2] and not _shown_code(text, units, max(chosen)):
         # a sentence covering about as much, answering as much with its neighbours, that goes on to show how
         reach = question.covered(set().union(*(own[i] for i in chosen)))
-        for i, (c, prose, _, _, _) in enumerate(scored):
+        for i, (c, prose, *_) in enumerate(scored):
             grown = _grown(question, units, own, place, i, titles) if prose and c >= scored[best][0] - TIED else []
             if grown and question.covered(set().union(*(own[j] for j in grown))) >= reach and _shown_code(
                     text, units, max(grown)):
