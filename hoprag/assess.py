@@ -24,7 +24,7 @@ from typing import Callable, Mapping
 
 import Stemmer
 
-from .text import FENCE, SENTENCE_END
+from .text import FENCE, sentence_ends
 from .tokens import content, identifiers
 
 #: At most this many sentences make a highlight (the answer a person reads is short).
@@ -442,7 +442,7 @@ def _units(text: str) -> list[tuple[int, int, bool]]:
             piece = text[run[0]:run[1]]
             marker = ITEM.match(piece)  # "1. Rewrite ..." is one item, not a sentence "1."
             cuts = [0, len(piece)] if piece.lstrip().startswith("|") else \
-                [0, *(m.end() for m in SENTENCE_END.finditer(piece, marker.end() if marker else 0)), len(piece)]
+                [0, *(m.end() for m in sentence_ends(piece, marker.end() if marker else 0)), len(piece)]
             for x, y in zip(cuts, cuts[1:]):
                 part = piece[x:y]
                 lead = len(part) - len(part.lstrip())

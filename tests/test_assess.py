@@ -13,6 +13,7 @@ from hoprag.assess import (MAX_CODE_CHARS, Question, _units, assess, release_not
 from hoprag.corpus import Corpus, Doc
 from hoprag.engine import Engine
 from hoprag.lexicon import Lexicon
+from hoprag.text import sentences
 from mcp_server.auth import fixed_caller
 from mcp_server.server import build_server
 
@@ -116,6 +117,19 @@ def test_a_table_row_is_one_unit_whatever_sentences_its_cells_hold():
     assert "| `loop.index` | The current iteration of the loop. (1 indexed) |" in [h.text for h in found.highlights]
     prose = assess(q, "The current iteration of the loop. (1 indexed)")  # the same words as prose: two sentences
     assert [h.text for h in prose.highlights] == ["The current iteration of the loop."]
+
+
+def test_a_stop_inside_inline_code_ends_no_sentence():
+    """sqlparse: "Semicolons within certain SQL constructs like ``BEGIN ... END`` blocks are handled correctly ..." is
+    one sentence; cut at "...", the half beginning "END` blocks" was quoted as an answer."""
+    q = Question("Which constructs does the splitting mechanism handle?", {}, 10)
+    text = ("The end of a statement is identified by a semicolon. Semicolons within certain SQL constructs like "
+            "`BEGIN ... END` blocks are handled correctly by the splitting mechanism.")
+    assert [h.text for h in assess(q, text).highlights] == [text.split(". ", 1)[1]]
+    assert sentences(text) == ["The end of a statement is identified by a semicolon.", text.split(". ", 1)[1]]
+    assert sentences("Use `a. B` here. Then go.") == ["Use `a. B` here.", "Then go."]
+    control = text.replace("`BEGIN ... END`", "BEGIN ... END")  # out of code, "... E" ends a sentence as before
+    assert sentences(control)[2].startswith("END blocks")
 
 
 def test_a_sentence_ending_in_a_colon_brings_what_it_introduces():

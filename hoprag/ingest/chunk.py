@@ -37,7 +37,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from ..corpus import SECTION_SEPARATOR
-from ..text import SENTENCE_END
+from ..text import sentence_ends
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -280,7 +280,7 @@ def _prose_atoms(block: str, limit: int) -> list[tuple[str, str]]:
             items[-1].append(x)
         parts = [("\n", "\n".join(i)) for i in items]
     else:
-        ends = list(SENTENCE_END.finditer(block))  # sentences, each after the whitespace before it
+        ends = sentence_ends(block)  # sentences, each after the whitespace before it
         starts, stops = [0, *(m.end() for m in ends)], [*(m.start() for m in ends), len(block)]
         parts = [(sep, block[a:b]) for sep, a, b in zip(["", *(m.group() for m in ends)], starts, stops)]
     out: list[tuple[str, str]] = []
