@@ -807,6 +807,9 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     shown = [head | (own[i] | own[i + 1] if not code and i + 1 < len(units) and units[i + 1][2]
                      and not _parted(text, units, i + 1) and (question.how or _introduces(text, units, i)) else own[i])
              for i, ((_, _, code), head) in enumerate(zip(units, heads))]
+    # a list item's later sentence reads with the item's start (it is quoted with it): it is scored with what that says
+    # too -- "Defaults to `500`." under "* `minimum_size` - Do not GZip responses smaller than this minimum size."
+    shown = [s | own[items[i]] if items[i] not in (None, i) else s for i, s in enumerate(shown)]
     # a sentence saying what to do with something named in code ("If your stubs are the authoritative documentation,
     # set `stub_docs_first=True`.") answers the situation the sentences just before it describe, back to one saying
     # what to do in turn: it is chosen as read with them -- the passage's fit still counts what it says itself

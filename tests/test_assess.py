@@ -460,6 +460,28 @@ def test_a_list_items_later_sentence_answers_for_the_term_the_item_defines():
     assert "Defaults to \"session\"." not in found or "- `session_cookie` - The name of the session cookie." in found
 
 
+def test_a_list_items_later_sentence_is_scored_with_the_items_start_it_reads_with():
+    """Starlette's GZip options: "Below what response size does GZipMiddleware skip compression by default?" --
+    "Defaults to `500`." reads with "* `minimum_size` - Do not GZip responses that are smaller than this minimum
+    size in bytes." and answers with all the two say; another item's "Defaults to ..." naming "already-compressed
+    formats - zip and gzip archives" covered more on its own. Control: asked of that item, it answers."""
+    items = ("The following arguments are supported:\n\n"
+             "* `minimum_size` - Do not GZip responses that are smaller than this minimum size in bytes. "
+             "Defaults to `500`.\n"
+             "* `compresslevel` - Used during GZip compression. It is an integer ranging from 1 to 9. Defaults to `9`.\n"
+             "* `exclude_content_types` - Content types that are never compressed. A response is excluded when its "
+             "`Content-Type` media type equals one of these values. Defaults to `DEFAULT_EXCLUDED_CONTENT_TYPES`: "
+             "`text/event-stream`, plus already-compressed formats - zip and gzip archives, common raster image types.")
+    weights = {"below": 3.72, "respons": 0.97, "size": 2.76, "gzipmiddlewar": 2.99, "g": 2.71, "zip": 2.82,
+               "middlewar": 1.02, "skip": 5.33, "compress": 3.48, "default": 2.14}
+    asked = Question("Below what response size does GZipMiddleware skip compression by default?", weights, 308)
+    found = [h.text for h in assess(asked, items, "Using middleware\nGZipMiddleware").highlights]
+    assert found[:2] == ["* `minimum_size` - Do not GZip responses that are smaller than this minimum size in bytes.",
+                         "Defaults to `500`."], found
+    excluded = Question("Which content types are never compressed by default?", {}, 308)
+    found = [h.text for h in assess(excluded, items).highlights]
+    assert found[0] == "* `exclude_content_types` - Content types that are never compressed.", found
+
 def test_a_code_block_too_long_to_quote_answers_with_its_lines_that_cover_the_question():
     """A command's whole --help output holds every word of a question, each on another option's line: it answers
     with the few lines that cover most (marked as code), and covers only what they do -- quoted as those lines, as
