@@ -725,6 +725,9 @@ _INSTEAD = re.compile(r"(?:Instead|Otherwise)\b|To (?:fix|avoid|solve|prevent|wo
                       r"|circumvent|mitigate|get around) (?:this|that|these|it)\b")
 #: ... or to what it states, later in it ("... can be used to find this out").
 _THIS = re.compile(r"\bthis\b")
+#: A sentence limiting what the one before it says ("Import/export using the LaTeX format." then "This format is
+#: export-only."): without it the answer says more than the docs do.
+_LIMITS = re.compile(r"(?i)\b(?:only|not|never|cannot|no\s+longer)\b|n't\b")
 #: Saying how to do something: what can be done ("can be modified with", "can be used to"), or using, setting,
 #: passing, calling, enabling it -- not describing it ("It should be a long random `bytes`").
 _HOW_TO = re.compile(r"(?i)\b(?:can|may)\s+(?:also\s+)?be\s+\w+ed\b|\b(?:use|pass|set|call|enable|disable)\b")
@@ -735,7 +738,8 @@ def _context(text: str, units: list[tuple[int, int, bool]], chosen: list[int]) -
     before each of its sentences that it refers back to, in its paragraph ("This will keep the request context active"
     shown with its code reads with "... use the `stream_with_context` wrapper."), and the "Instead, ..." sentence after
     its last or opening the paragraph after it (the docs say what not to do, then what to do: "Using `@celery_app.task`
-    ... won't be available ... It also means ...", "Instead, use `@shared_task`")."""
+    ... won't be available ... It also means ...", "Instead, use `@shared_task`"), and before that the sentence right
+    after its last that limits what it says (:data:`_LIMITS`: "This format is export-only.")."""
     out: list[int] = []
 
     def room() -> bool:
@@ -747,6 +751,10 @@ def _context(text: str, units: list[tuple[int, int, bool]], chosen: list[int]) -
             first -= 1
             out.append(first)
     after = max(chosen) + 1
+    if (room() and after < len(units) and not units[after][2] and _goes_on(text, units, after)
+            and _REFERS.match(text, units[after][0]) and _LIMITS.search(text, units[after][0], units[after][1])):
+        out.append(after)
+        after += 1
     while after < len(units) and _goes_on(text, units, after) and not _INSTEAD.match(text, units[after][0]):
         after += 1  # "Instead, ..." may open the next paragraph: it answers the one before as a whole
     if (room() and after < len(units) and not units[after][2]

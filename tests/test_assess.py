@@ -714,7 +714,8 @@ def test_sentences_join_across_the_examples_between_them_but_not_across_code_a_s
     joined = [h.text for h in assess(q, text.format(end=".")).highlights]
     assert joined[0].startswith("The `runner.isolated_filesystem`") and joined[1].startswith("Pass `temp_dir`")
     introduced = [h.text for h in assess(q, text.format(end=", like this:")).highlights]
-    assert introduced == ["Pass `temp_dir` to control where the temporary directory is created."]
+    assert introduced == ["Pass `temp_dir` to control where the temporary directory is created.",
+                          "It is not removed then."]  # (what limits it comes along)
 
 
 def test_which_setting_should_i_set_asks_how_and_brings_the_example():
@@ -866,6 +867,21 @@ def test_an_answer_brings_the_sentences_it_refers_back_to_and_the_instead_after_
     assert [h.text for h in assess(spans, style).highlights][0].startswith("The extension provides")
     named = style.replace("does, it writes them", "does, the span style writes them")
     assert not any("`tool-inline`" in h.text for h in assess(spans, named).highlights)
+
+
+def test_an_answer_brings_the_sentence_after_it_that_limits_what_it_says():
+    """tablib: "Can I import data from LaTeX?" -- "Import/export using the LaTeX format." alone says yes; the docs go on
+    "This format is export-only." An answer comes with the sentence right after its last, in its paragraph, that
+    refers back to it and limits it. Controls: a sentence after it that refers back without limiting it, and a limiting
+    one in the next paragraph, stay behind."""
+    q = Question("Can I import data from LaTeX?", {}, 10)
+    text = "Import/export using the LaTeX format. This format is export-only.\n\nThe rst format needs docutils."
+    assert [h.text for h in assess(q, text).highlights] == [
+        "Import/export using the LaTeX format.", "This format is export-only."]
+    plain = text.replace("This format is export-only.", "This format is widely used.")
+    assert [h.text for h in assess(q, plain).highlights] == ["Import/export using the LaTeX format."]
+    apart = text.replace(" This format", "\n\nThis format")
+    assert [h.text for h in assess(q, apart).highlights] == ["Import/export using the LaTeX format."]
 
 
 def test_an_introduced_list_item_introducing_code_brings_it_too():
