@@ -74,7 +74,7 @@ def _check_gold(row: dict, docs: Path, where: str) -> None:
             raise QuestionError(f"{where}: field 'pages': {page!r} is not a file under {docs}")
         # inline code reads as its text, and a phrase the source wraps onto the next line as one line
         texts[page] = " ".join(path.read_text(encoding="utf-8").lower().replace("`", "").split())
-    words = [" ".join(w.lower().split()) for w in row["answer"]]
+    words = [" ".join(w.lower().replace("`", "").split()) for w in row["answer"]]  # the phrase's code reads so too
     for page, text in texts.items():
         missing = [w for w in words if w not in text]
         if row["kind"] != "two-page" and missing:

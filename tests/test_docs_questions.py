@@ -71,11 +71,14 @@ def test_a_broken_question_is_one_line_naming_line_and_field(tmp_path, change, m
 
 
 def test_the_gold_reads_inline_code_as_its_text(tmp_path):
-    """"-g option" is in a page saying "The ``-g`` option guesses ...": backticks are markup; "guesses the lexer" is in
-    it though the source wraps the line after "guesses". Control: a word the page does not hold is still an error."""
+    """"-g option" is in a page saying "The ``-g`` option guesses ...": backticks are markup, on the page and in the
+    phrase; "guesses the lexer" is in it though the source wraps the line after "guesses". Control: a word the page
+    does not hold is still an error."""
     (tmp_path / "a.rst").write_text("The ``-g`` option guesses\nthe lexer.\n", encoding="utf-8")
     load_questions(_write(tmp_path, {**GOOD, "answer": ["-g option"], "pages": ["a.rst"]}), tmp_path)
     load_questions(_write(tmp_path, {**GOOD, "answer": ["guesses the lexer"], "pages": ["a.rst"]}), tmp_path)
+    # ... and so is a phrase quoting it with its markup ("true if ``g`` is active", as an answer line says it)
+    load_questions(_write(tmp_path, {**GOOD, "answer": ["the ``-g`` option"], "pages": ["a.rst"]}), tmp_path)
     with pytest.raises(QuestionError, match="'-x option' does not occur in a.rst"):
         load_questions(_write(tmp_path, {**GOOD, "answer": ["-x option"], "pages": ["a.rst"]}), tmp_path)
 
