@@ -123,6 +123,12 @@ _ASIDE = re.compile(r"(?i)\b(?:instead\s+of|rather\s+than|other\s+than|besides|e
                     r"default(?:s|ed|ing)?\b")
 #: Asking for a default value itself ("What are the default truncation limits ...?"), not for what happens by default
 #: ("Which workers does it start by default?" -- "the sync worker class" says it in words).
+#: A question asking what holds when something is not given ("If I don't configure license-files, which glob patterns
+#: does setuptools use ...?", "what maximum edit distance is used if I write a fuzzy term like cat~ without a
+#: number?") asks for a default, without the word: "If you don't specify an edit distance, the default is 1" answers.
+_OMITTED = re.compile(r"(?i)\b(?:if|when)\s+(?:i|you|we|one)\s+(?:don't|do\s+not|didn't|never)\s+(?:pass|give|set|specify"
+                      r"|provide|supply|write|add|configure|include)\b|\bwithout\s+(?:a|an|specifying|passing|giving)\s")
+_WHAT = re.compile(r"(?i)\b(?:what|which)\b")
 _VALUE = re.compile(r"(?i)\b(?:what|which)(?:'s|\s+is|\s+are|\s+was)\s+(?:the\s+|its\s+)?default\b")
 #: Asking what to do about a problem: "how do I fix it", "how can we avoid that", "what should I do about it".
 _REMEDY = re.compile(r"(?i)\b(?:how\s+(?:do|can|should|would)\s+(?:i|we|you|one)\s+(?:fix|avoid|solve|resolve|prevent"
@@ -274,7 +280,8 @@ class Question:
         #: does it ask what something is by default -- not which default thing ("Which default Python Markdown
         #: extension does ... replace?" asks for an extension)
         asked = [m for m in _DEFAULT.finditer(text) if not (which and which.start() <= m.start() < which.end())]
-        self.default = len(asked) > len(_ASIDE.findall(text))
+        self.default = len(asked) > len(_ASIDE.findall(text)) or (
+            _OMITTED.search(text) is not None and _WHAT.search(text) is not None and not _HOW.search(text))
         #: ... and whether it asks for the default value itself (:data:`_VALUE`)
         self.value = self.default and _VALUE.search(text) is not None
         self.how = bool(_HOW.search(text)) or (_SHOW.search(text) is not None and not self.quantity

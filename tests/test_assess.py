@@ -105,8 +105,11 @@ def test_a_sentence_introducing_code_reads_with_it_whatever_the_question_asks():
     # ... and what it answers counts the code it was read with
     said = stems("By default, it compares the current code to the latest tag: $ tool check pkg")
     assert found.focus == round(asked.covered(said), 3) > round(asked.covered(stems(found.highlights[0].text)), 3)
-    found = [h.text for h in assess(asked, text.format(end=".")).highlights]
+    # (asked without "without a reference", which asks for the default "By default, ..." states either way)
+    plain = Question("If I run `tool check pkg`, what does it compare my current code against?", {}, 10)
+    found = [h.text for h in assess(plain, text.format(end=".")).highlights]
     assert found[0].startswith("For example"), found
+    assert [h.text for h in assess(asked, text.format(end=".")).highlights][0].startswith("By default")
 
 
 def test_a_table_row_is_one_unit_whatever_sentences_its_cells_hold():
@@ -373,6 +376,22 @@ def test_a_question_asking_for_a_default_is_answered_by_the_sentence_saying_it()
     defaulting = text.replace("By default it is 30 seconds.", "A setting holds it, defaulting to 30 seconds.")
     asked = assess(Question("Which request timeout does it default to?", idf, 10), defaulting)
     assert [h.text for h in asked.highlights] == ["A setting holds it, defaulting to 30 seconds."]
+
+
+def test_a_question_asking_what_holds_when_nothing_is_given_asks_for_a_default():
+    """Whoosh: "... what maximum edit distance is used if I write a fuzzy term like cat~ without a number?" asks for the
+    default without the word -- "If you don't specify an edit distance, the default is `1`." answers; so does "If I
+    don't configure license-files, which glob patterns ...?". Controls: "How can ... without setting it ...?" and "Why
+    ... without a percent sign?" ask no default (how to do without, why)."""
+    fuzzy = ("Once you add the fuzzy plugin to the parser, you can specify a fuzzy term by adding a `~` followed by an "
+             "optional maximum edit distance. If you don't specify an edit distance, the default is `1`.")
+    asked = Question("With the FuzzyTermPlugin, what maximum edit distance is used if I write a fuzzy term like cat~ "
+                     "without a number?", {}, 10)
+    assert asked.default
+    assert "If you don't specify an edit distance, the default is `1`." in [h.text for h in assess(asked, fuzzy).highlights]
+    assert Question("If I don't configure license-files, which glob patterns does it use?", {}, 10).default
+    assert not Question("How can every key be converted automatically without setting it field by field?", {}, 10).default
+    assert not Question("Why is a cell left untouched when a line is written without a percent sign?", {}, 10).default
 
 
 @pytest.mark.parametrize(("text", "states"), [
