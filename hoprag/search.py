@@ -27,6 +27,7 @@ the chapter's ranker, whose tables must reproduce.
 from __future__ import annotations
 
 import math
+import re
 import threading
 from bisect import bisect_left
 from collections import OrderedDict
@@ -46,6 +47,9 @@ from .passages import Passages
 from .postings import FORMAT as POSTINGS_FORMAT, Postings
 from .splice import Splice
 from .tokens import content, fold, identifiers, tokenize
+
+#: A word with an inner capital ("PyPy", "WebAssembly"): a name.
+_CAMEL = re.compile(r"\b[A-Za-z]*[a-z][A-Z][A-Za-z]*\b")
 
 RANKERS = ("overlap", "bm25", "bm25-titles", "dense")
 TITLE_WEIGHT = 0.5
@@ -218,12 +222,16 @@ class View:
         (:mod:`.assess`), so a word the view holds only in another form ("keeps": "keep") weighs as that
         form does -- its most frequent one in this view -- not as a word no passage holds, the heaviest
         weight there is. The forms come from the corpus's stem index (:meth:`Postings.forms`), asked
-        only for a word the view does not hold: no pass over the view's vocabulary."""
+        only for a word the view does not hold: no pass over the view's vocabulary. A name written CamelCase has
+        only its own forms ("DataFrames": "DataFrame"), not every word sharing its stem: "PyPy" and "PyPI" stem
+        alike, and pages naming PyPI do not mention PyPy."""
         idf, out = self.idf, {}
+        camel = {w.lower() for w in _CAMEL.findall(query)}
         for token in dict.fromkeys(content(identifiers(said(query)))):
             weight = idf.get(token)
             if weight is None:
-                weight = min((idf[t] for t in self.terms.postings.forms(stem(token)) if t in idf), default=None)
+                weight = min((idf[t] for t in self.terms.postings.forms(stem(token)) if t in idf
+                              and (token not in camel or t.startswith(token) or token.startswith(t))), default=None)
             if weight is not None:
                 out[token] = weight
         return out

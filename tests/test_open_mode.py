@@ -516,6 +516,25 @@ def test_a_camelcase_name_is_not_heard_in_its_parts():
     assert policy.unheard(drive(engine, "Is Bash-style completion generated?", budget=4)["ledger"]) == []
 
 
+def test_a_camelcase_name_is_not_heard_in_another_word_sharing_its_stem():
+    """greenlet: "Is greenlet supported on PyPy?" over docs naming only PyPI -- "pypy" and "pypi" stem alike, so
+    the search weighed PyPy as PyPI and the agent quoted where wheels are uploaded. A CamelCase name has only its own
+    forms: nothing names PyPy. Controls: its plural is the same name ("DataFrames"), and a plain word keeps every form
+    of its stem."""
+    docs = (Doc("dev", "Binary wheels are uploaded to PyPI when a tag is pushed.", PUBLIC, title="Releases",
+                document="dev.md"),
+            Doc("df", "Each DataFrame is exported as a table. The exporter keeps its index.", PUBLIC, title="Export",
+                document="export.md"))
+    engine = Engine(Corpus(docs, Lexicon(()), None, None), "bm25-titles")
+    view = engine.view(PUBLIC)
+    assert "pypy" not in view.weights("Is it supported on PyPy?") and "pypi" in view.weights("Is it on PyPI?")
+    run = drive(engine, "Is greenlet supported on PyPy?", budget=4)
+    assert policy.unheard(run["ledger"]) == ["PyPy"]
+    assert "nothing you may read mentions PyPy" in run["answer"]
+    assert view.weights("Are DataFrames exported?")["dataframes"] == view.idf["dataframe"]
+    assert view.weights("What does the exporter keep?")["keep"] == view.idf["keeps"]
+
+
 def test_a_name_glued_to_code_marks_is_heard_as_the_search_spelled_it():
     """"... to use a __Host- cookie prefix?" over docs naming the `__Host-` prefix: the search weighed
     "host-", the name the question asks about is there -- no abstention on "Host". A prefix the docs never
