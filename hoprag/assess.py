@@ -24,7 +24,7 @@ from typing import Callable, Mapping
 
 import Stemmer
 
-from .text import FENCE, sentence_ends
+from .text import FENCE, INLINE_CODE, sentence_ends
 from .tokens import content, identifiers
 
 #: At most this many sentences make a highlight (the answer a person reads is short).
@@ -47,7 +47,6 @@ CODE_LINES = 3
 CODE_AFTER = 4
 #: Sentences covering within this much of the best tie (a "how" question then prefers the one showing code).
 TIED = 0.05
-INLINE_CODE = re.compile(r"`([^`\n]+)`")
 #: A code block's fence and the language it names; the ones naming none of a program: a listing (:func:`_listing`).
 _FENCE_INFO = re.compile(r"[ \t]*(?:```|~~~)[ \t]*\{?\.?([\w+-]*)")
 _LISTINGS = frozenset({"", "text", "txt", "console", "shell", "sh", "bash", "zsh", "shell-session", "output", "none",
@@ -121,14 +120,14 @@ _DEFAULT = re.compile(r"(?i)\bdefault(?:s|ed|ing)?\b")
 #: for something else.
 _ASIDE = re.compile(r"(?i)\b(?:instead\s+of|rather\s+than|other\s+than|besides|except(?:\s+for)?)\s+(?:the\s+|a\s+|its\s+)?"
                     r"default(?:s|ed|ing)?\b")
-#: Asking for a default value itself ("What are the default truncation limits ...?"), not for what happens by default
-#: ("Which workers does it start by default?" -- "the sync worker class" says it in words).
-#: A question asking what holds when something is not given ("If I don't configure license-files, which glob patterns
-#: does setuptools use ...?", "what maximum edit distance is used if I write a fuzzy term like cat~ without a
+#: A question asking what or which holds when something is not given ("If I don't configure license-files, which glob
+#: patterns does setuptools use ...?", "what maximum edit distance is used if I write a fuzzy term like cat~ without a
 #: number?") asks for a default, without the word: "If you don't specify an edit distance, the default is 1" answers.
 _OMITTED = re.compile(r"(?i)\b(?:if|when)\s+(?:i|you|we|one)\s+(?:don't|do\s+not|didn't|never)\s+(?:pass|give|set|specify"
                       r"|provide|supply|write|add|configure|include)\b|\bwithout\s+(?:a|an|specifying|passing|giving)\s")
 _WHAT = re.compile(r"(?i)\b(?:what|which)\b")
+#: Asking for a default value itself ("What are the default truncation limits ...?"), not for what happens by default
+#: ("Which workers does it start by default?" -- "the sync worker class" says it in words).
 _VALUE = re.compile(r"(?i)\b(?:what|which)(?:'s|\s+is|\s+are|\s+was)\s+(?:the\s+|its\s+)?default\b")
 #: Asking what to do about a problem: "how do I fix it", "how can we avoid that", "what should I do about it".
 _REMEDY = re.compile(r"(?i)\b(?:how\s+(?:do|can|should|would)\s+(?:i|we|you|one)\s+(?:fix|avoid|solve|resolve|prevent"

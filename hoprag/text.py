@@ -15,16 +15,18 @@ import re
 SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)(?<!\b[A-Z][a-z]\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)(?<!\betc\.)"
                           r"\s+(?=[\"'`(\[*A-Z0-9])")
 
-#: Inline code on one line (`` `BEGIN ... END` ``): what is inside is code, whose stops end no sentence.
-_INLINE_CODE = re.compile(r"`[^`\n]+`")
+#: Inline code on one line (`` `BEGIN ... END` ``), its text the group: what is inside is code, whose stops end no
+#: sentence.
+INLINE_CODE = re.compile(r"`([^`\n]+)`")
 
 
 def sentence_ends(text: str, start: int = 0) -> list[re.Match[str]]:
     """The :data:`SENTENCE_END` matches in ``text`` from ``start`` that fall outside inline code: sqlparse's
     "Semicolons within certain SQL constructs like `BEGIN ... END` blocks are handled correctly" is one sentence,
     not two halves, the second beginning "END` blocks"."""
-    code = [m.span() for m in _INLINE_CODE.finditer(text)]
+    code = [m.span() for m in INLINE_CODE.finditer(text)]
     return [m for m in SENTENCE_END.finditer(text, start) if not any(a < m.start() < b for a, b in code)]
+
 
 #: A fenced code block (Markdown; every format's reader writes its code this way): its lines are code, not sentences.
 FENCE = re.compile(r"^[ \t]*(```+|~~~+)[^\n]*\n.*?^[ \t]*\1[ \t]*$", re.M | re.S)
