@@ -59,6 +59,12 @@ def _check_row(row: object, where: str) -> dict:
     return row
 
 
+def _plain(text: str) -> str:
+    """``text`` as the gold is matched, page and phrase alike: lower case, inline code read as its text, and a line
+    break a space (a phrase the source wraps onto the next line is one line)."""
+    return " ".join(text.lower().replace("`", "").split())
+
+
 def _check_gold(row: dict, docs: Path, where: str) -> None:
     """Each listed page exists under ``docs`` and holds the answer words (case-insensitive, inline-code backticks
     aside: "-g option" is in "The ``-g`` option ..."; a line break is a space, as it is where answers are scored).
@@ -72,9 +78,8 @@ def _check_gold(row: dict, docs: Path, where: str) -> None:
         path = docs / page
         if ".." in Path(page).parts or not path.is_file():
             raise QuestionError(f"{where}: field 'pages': {page!r} is not a file under {docs}")
-        # inline code reads as its text, and a phrase the source wraps onto the next line as one line
-        texts[page] = " ".join(path.read_text(encoding="utf-8").lower().replace("`", "").split())
-    words = [" ".join(w.lower().replace("`", "").split()) for w in row["answer"]]  # the phrase's code reads so too
+        texts[page] = _plain(path.read_text(encoding="utf-8"))
+    words = [_plain(w) for w in row["answer"]]
     for page, text in texts.items():
         missing = [w for w in words if w not in text]
         if row["kind"] != "two-page" and missing:

@@ -28,6 +28,13 @@ def sentence_ends(text: str, start: int = 0) -> list[re.Match[str]]:
     return [m for m in SENTENCE_END.finditer(text, start) if not any(a < m.start() < b for a, b in code)]
 
 
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Each sentence of ``text`` as ``(start, end)`` (:func:`sentence_ends`), the white space between sentences in
+    none."""
+    ends = sentence_ends(text)
+    return list(zip([0, *(m.end() for m in ends)], [*(m.start() for m in ends), len(text)]))
+
+
 #: A fenced code block (Markdown; every format's reader writes its code this way): its lines are code, not sentences.
 FENCE = re.compile(r"^[ \t]*(```+|~~~+)[^\n]*\n.*?^[ \t]*\1[ \t]*$", re.M | re.S)
 
@@ -38,9 +45,7 @@ MONTHS = frozenset("january february march april may june july august september 
 
 def sentences(text: str) -> list[str]:
     """``text`` cut at its sentence ends and its line breaks (a heading, list item or table row is a line)."""
-    return [line[a:b] for line in text.split("\n")
-            for ends in [sentence_ends(line)]
-            for a, b in zip([0, *(m.end() for m in ends)], [*(m.start() for m in ends), len(line)])]
+    return [line[a:b] for line in text.split("\n") for a, b in sentence_spans(line)]
 
 
 def ends_clause(text: str) -> bool:

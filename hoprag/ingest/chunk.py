@@ -37,7 +37,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from ..corpus import SECTION_SEPARATOR
-from ..text import sentence_ends
+from ..text import sentence_spans
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -280,9 +280,8 @@ def _prose_atoms(block: str, limit: int) -> list[tuple[str, str]]:
             items[-1].append(x)
         parts = [("\n", "\n".join(i)) for i in items]
     else:
-        ends = sentence_ends(block)  # sentences, each after the whitespace before it
-        starts, stops = [0, *(m.end() for m in ends)], [*(m.start() for m in ends), len(block)]
-        parts = [(sep, block[a:b]) for sep, a, b in zip(["", *(m.group() for m in ends)], starts, stops)]
+        spans = sentence_spans(block)  # sentences, each after the whitespace before it
+        parts = [(block[spans[k - 1][1]:a] if k else "", block[a:b]) for k, (a, b) in enumerate(spans)]
     out: list[tuple[str, str]] = []
     for sep, text in parts:
         if len(text) <= limit:
