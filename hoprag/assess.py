@@ -594,7 +594,7 @@ def _introduced(text: str, units: list[tuple[int, int, bool]], last: int, how: b
         return not units[i][2] and bool(ITEM.match(text, text.rfind("\n", 0, units[i][0]) + 1))
 
     at = last + 1
-    if at + 1 < len(units) and not units[at][2] and len(say(at)) <= MAX_LABEL and say(at).endswith(":"):
+    if at + 1 < len(units) and _label(text, units, at):
         at += 1  # a tab or platform label between the sentence and what it introduces
     if at >= len(units) or not (say(last).endswith(":") or (how and units[at][2])) \
             or any(_parted(text, units, i) for i in range(last + 1, at + 1)):
@@ -611,15 +611,25 @@ def _introduced(text: str, units: list[tuple[int, int, bool]], last: int, how: b
     return out
 
 
+def _label(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
+    """Is the unit ``i`` a short label ending in ":" -- a tab's or platform's ("pyproject.toml:", "Unix/macOS:")?"""
+    say = text[units[i][0]:units[i][1]]
+    return not units[i][2] and len(say) <= MAX_LABEL and say.endswith(":")
+
+
 def _shown_code(text: str, units: list[tuple[int, int, bool]], last: int) -> list[int]:
     """For a "how" question: the first code block within :data:`CODE_AFTER` units after ``last``, in the
     same section, with the sentence just before it (what introduces it) -- "Gunicorn is easy to install."
-    is about the task; "then install gunicorn:" and its command are how. Nothing when a heading comes first."""
+    is about the task; "then install gunicorn:" and its command are how. When that is a tab's label, the sentence
+    introducing the tabs comes too ("..., then you could use the `exclude_package_data` option:" "pyproject.toml:"
+    and its block). Nothing when a heading comes first."""
     for at in range(last + 1, min(last + 1 + CODE_AFTER, len(units))):
         if _parted(text, units, at):
             return []
         if units[at][2]:
-            return [at - 1, at] if at - 1 > last and not units[at - 1][2] else [at]
+            lead = at - 1 - (at - 2 > last and _label(text, units, at - 1) and _introduces(text, units, at - 2)
+                              and not _label(text, units, at - 2))
+            return [*range(lead, at), at] if lead > last and not units[lead][2] else [at]
     return []
 
 

@@ -1118,3 +1118,19 @@ def test_what_holds_unless_one_says_otherwise_states_a_default(said: str, says: 
     asked = Question("Which file does the server read by default?", {}, 10)
     assert states_default(said) is says
     assert assess(asked, text).highlights[0].text.startswith("Every server") is not says
+
+
+@pytest.mark.parametrize("intro, shown", [("Supposing you want to prevent that, then you could use the `exclude` option:",
+                                           True),
+                                          ("Example:", False)])  # control: a label is no sentence introducing tabs
+def test_a_how_answers_code_under_a_tab_label_comes_with_the_sentence_introducing_the_tabs(intro: str, shown: bool):
+    """Tabbed docs put a short label between the sentence introducing the code and the code ("..., then you could use
+    the `exclude_package_data` option:" "pyproject.toml:" then the block): that sentence says what the code does, so a
+    "how" answer showing the code reads it too -- not only the label. A label before the label introduces nothing."""
+    text = (f"Sometimes marker files such as `.gitkeep` are tracked by git and get installed with the package.\n\n"
+            f"{intro}\n\npyproject.toml:\n\n```toml\n[tool.exclude]\nmypkg = ['.gitkeep']\n```\n")
+    asked = Question("Marker files like .gitkeep get installed with my package. How do I keep them out?", {}, 10)
+    said = [h.text for h in assess(asked, text).highlights]
+    assert said[0].startswith("Sometimes") and said[-2:] == ["pyproject.toml:", "```toml\n[tool.exclude]\nmypkg = "
+                                                                                "['.gitkeep']\n```"]
+    assert (intro in said) is shown
