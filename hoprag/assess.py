@@ -129,14 +129,18 @@ _WHAT = re.compile(r"(?i)\b(?:what|which)\b")
 #: Asking for a default value itself ("What are the default truncation limits ...?"), not for what happens by default
 #: ("Which workers does it start by default?" -- "the sync worker class" says it in words).
 _VALUE = re.compile(r"(?i)\b(?:what|which)(?:'s|\s+is|\s+are|\s+was)\s+(?:the\s+|its\s+)?default\b")
-#: Asking what to do about a problem: "how do I fix it", "how can we avoid that", "what should I do about it".
+#: Asking what to do about a problem: "how do I fix it", "how can we avoid that", "what should I do about it", "what
+#: should I use instead?", "what do I change so local testing works?".
 _REMEDY = re.compile(r"(?i)\b(?:how\s+(?:do|can|should|would)\s+(?:i|we|you|one)\s+(?:fix|avoid|solve|resolve|prevent"
-                     r"|get\s+around|work\s+around|deal\s+with)|what\s+(?:should|can|do|must)\s+(?:i|we|you)\s+do)\b")
+                     r"|get\s+around|work\s+around|deal\s+with)|what\s+(?:should|can|do|must)\s+(?:i|we|you)\s+"
+                     r"(?:do|call|use|change|set|put|write|pass))\b")
 _local = threading.local()
-#: Words of asking rather than of the need ("How can I ...", "Is there a way to ..."): a passage is
-#: not expected to contain them, so they do not count toward coverage.
+#: Words of asking rather than of the need ("How can I ...", "Is there a way to ..."), and the asker's emphasis ("which
+#: files will it actually upload?", "which function do I still have to call?", "a greenlet that is already dead"): a
+#: passage is not expected to contain them, so they do not count toward coverage.
 ASKING = frozenset("will shall may might must want wants need needs possible way ways please here anyone someone "
-                   "something".split())
+                   "something actually really exactly just still already even yet ever anyway somehow basically "
+                   "simply".split())
 
 #: Asking what changes a behaviour ("which parameter changes that?", "... can I turn it off?").
 _CHANGE = re.compile(r"(?i)\b(?:change|changes|configure|configures|override|overrides|customi[sz]e|disable|disables"

@@ -1134,3 +1134,30 @@ def test_a_how_answers_code_under_a_tab_label_comes_with_the_sentence_introducin
     assert said[0].startswith("Sometimes") and said[-2:] == ["pyproject.toml:", "```toml\n[tool.exclude]\nmypkg = "
                                                                                 "['.gitkeep']\n```"]
     assert (intro in said) is shown
+
+
+def test_the_askers_emphasis_is_not_what_a_passage_must_say():
+    """"Which files will `tool publish` actually upload, just those?" asks which files it uploads: "actually" and
+    "just" are how the asker says it, no page says them, so "Only files ending with `.whl` or `.tar.gz` are uploaded by
+    `tool publish`." covers the whole question. Control: a word of the need ("artifacts") still counts."""
+    answer = "Only files ending with `.whl` or `.tar.gz` are uploaded by `tool publish`."
+    asked = Question("Which files will `tool publish` actually upload, just those?", {}, 10)
+    assert asked.covered(stems(answer)) == 1.0
+    needs = Question("Which artifacts will `tool publish` actually upload, just those?", {}, 10)
+    assert needs.covered(stems(answer)) < 1.0
+
+
+@pytest.mark.parametrize("asked, reads_on", [("Threads made with the low-level thread module are not traced. What "
+                                              "should I use instead?", True),
+                                             ("What should I call to start the tracer?", True),
+                                             ("Are threads made with the low-level thread module traced?", False)])
+def test_asking_what_to_use_or_call_instead_asks_for_the_remedy(asked: str, reads_on: bool):
+    """"..., what should I use instead?" asks what to do about what it describes, as "what should I do?" does: the
+    docs state the problem, then the remedy ("Use the higher-level threading module instead."), which comes along.
+    Control: a yes-or-no question about the problem asks for no remedy."""
+    text = ("The thread module is the low-level threading interface. Threads made with this module are not traced by "
+            "the tracer. Use the higher-level `threading` module instead.\n\nOther modules are traced.")
+    question = Question(asked, {}, 10)
+    assert question.remedy is reads_on
+    if reads_on and "instead" in asked:
+        assert "`threading`" in " ".join(h.text for h in assess(question, text).highlights)
