@@ -586,6 +586,20 @@ def _introduces(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
     return text[units[i][0]:units[i][1]].rstrip().endswith(":")
 
 
+def _is_item(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
+    """Does the unit ``i`` start a list item ("- `Never` - all ANSI escape sequences ...")?"""
+    return not units[i][2] and bool(ITEM.match(text, text.rfind("\n", 0, units[i][0]) + 1))
+
+
+def _list_intro(text: str, units: list[tuple[int, int, bool]], last: int) -> int | None:
+    """The sentence introducing the list whose item ``last`` is ("This setting can be one of three values:"), or
+    ``None`` (``last`` is no list item, or its list follows no sentence ending in ":")."""
+    at = last
+    while at > 0 and _is_item(text, units, at):
+        at -= 1
+    return at if at < last and not units[at][2] and _introduces(text, units, at) else None
+
+
 def _introduced(text: str, units: list[tuple[int, int, bool]], last: int, how: bool) -> list[int]:
     """What the sentence ``last`` introduces: after a sentence ending in ":" ("We implement this in two
     steps:", "use the following command:") the answer is what follows -- the code block, the list's
@@ -595,7 +609,7 @@ def _introduced(text: str, units: list[tuple[int, int, bool]], last: int, how: b
         return text[units[i][0]:units[i][1]]
 
     def item(i: int) -> bool:
-        return not units[i][2] and bool(ITEM.match(text, text.rfind("\n", 0, units[i][0]) + 1))
+        return _is_item(text, units, i)
 
     at = last + 1
     if at + 1 < len(units) and _label(text, units, at):
@@ -900,7 +914,12 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
         led = _leads_to(question, text, units, max(chosen)) if question.changes and len(chosen) < MAX_SENTENCES else []
         show = question.how and not led and not any(names_code(question, text[units[i][0]:units[i][1]])
                                                     for i in chosen)
-        chosen += [*led, *_introduced(text, units, max(chosen + led), show)]
+        # a list the answer's sentence introduces comes whole (while it fits), though its first item was chosen for
+        # its own words: "This setting can be one of three values:" then `Never`, `Terminal` and `Always`
+        last = max(chosen + led)
+        intro = _list_intro(text, units, last)
+        opens = intro if intro is not None and intro in chosen else last
+        chosen += [*led, *(i for i in _introduced(text, units, opens, show) if i not in chosen + led)]
         if show and not any(units[i][2] for i in chosen):
             chosen += [i for i in _shown_code(text, units, max(chosen)) if i not in chosen]
         if show and not any(units[i][2] for i in chosen) and len(chosen) < MAX_SENTENCES:

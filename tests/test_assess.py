@@ -1161,3 +1161,18 @@ def test_asking_what_to_use_or_call_instead_asks_for_the_remedy(asked: str, read
     assert question.remedy is reads_on
     if reads_on and "instead" in asked:
         assert "`threading`" in " ".join(h.text for h in assess(question, text).highlights)
+
+
+@pytest.mark.parametrize("intro, whole", [("This setting can be one of three values:", True),
+                                          ("Its values are these.", False)])  # control: nothing introduced
+def test_a_list_the_answer_introduces_comes_whole_though_its_first_item_was_chosen(intro: str, whole: bool):
+    """"What values can the allow_style setting take?": "This setting can be one of three values:" answers with its
+    first item, chosen for its own words ("style output") -- the list it introduces comes whole, not only that item.
+    Control: a sentence not ending in ":" introduces nothing: no list comes with it."""
+    text = (f"### allow_style\n\nEscape sequences color the output.\n\n{intro}\n\n"
+            "- `Never` - all escape sequences which style output are stripped.\n"
+            "- `Terminal` - escape sequences pass through to a terminal.\n"
+            "- `Always` - escape sequences always pass through.\n")
+    said = " ".join(h.text for h in assess(Question("What values can the allow_style setting take?", {}, 10),
+                                           text).highlights)
+    assert ("`Never`" in said and "`Terminal`" in said and "`Always`" in said) is whole
