@@ -591,6 +591,12 @@ def _is_item(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
     return not units[i][2] and bool(ITEM.match(text, text.rfind("\n", 0, units[i][0]) + 1))
 
 
+def _label(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
+    """Is the unit ``i`` a short label ending in ":" -- a tab's or platform's ("pyproject.toml:", "Unix/macOS:")?"""
+    say = text[units[i][0]:units[i][1]]
+    return not units[i][2] and len(say) <= MAX_LABEL and say.endswith(":")
+
+
 def _list_intro(text: str, units: list[tuple[int, int, bool]], last: int) -> int | None:
     """The sentence introducing the list whose item ``last`` is ("This setting can be one of three values:"), or
     ``None`` (``last`` is no list item, or its list follows no sentence ending in ":")."""
@@ -608,9 +614,6 @@ def _introduced(text: str, units: list[tuple[int, int, bool]], last: int, how: b
     def say(i: int) -> str:
         return text[units[i][0]:units[i][1]]
 
-    def item(i: int) -> bool:
-        return _is_item(text, units, i)
-
     at = last + 1
     if at + 1 < len(units) and _label(text, units, at):
         at += 1  # a tab or platform label between the sentence and what it introduces
@@ -619,7 +622,8 @@ def _introduced(text: str, units: list[tuple[int, int, bool]], last: int, how: b
         return []  # nothing introduced, or it is under the next heading
     out = list(range(last + 1, at + 1))
     size = len(say(at))
-    while item(at) and at + 1 < len(units) and item(at + 1) and size + len(say(at + 1)) <= MAX_CODE_CHARS:
+    while (_is_item(text, units, at) and at + 1 < len(units) and _is_item(text, units, at + 1)
+           and size + len(say(at + 1)) <= MAX_CODE_CHARS):
         at += 1  # a list: its further items, while they fit
         out.append(at)
         size += len(say(at))
@@ -627,12 +631,6 @@ def _introduced(text: str, units: list[tuple[int, int, bool]], last: int, how: b
             and size + len(say(at + 1)) <= MAX_CODE_CHARS):
         out.append(at + 1)  # what is introduced introduces code in turn ("... will follow this template:")
     return out
-
-
-def _label(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
-    """Is the unit ``i`` a short label ending in ":" -- a tab's or platform's ("pyproject.toml:", "Unix/macOS:")?"""
-    say = text[units[i][0]:units[i][1]]
-    return not units[i][2] and len(say) <= MAX_LABEL and say.endswith(":")
 
 
 def _shown_code(text: str, units: list[tuple[int, int, bool]], last: int) -> list[int]:
@@ -645,8 +643,10 @@ def _shown_code(text: str, units: list[tuple[int, int, bool]], last: int) -> lis
         if _parted(text, units, at):
             return []
         if units[at][2]:
-            lead = at - 1 - (at - 2 > last and _label(text, units, at - 1) and _introduces(text, units, at - 2)
-                              and not _label(text, units, at - 2))
+            lead = at - 1
+            if lead - 1 > last and _label(text, units, lead) and _introduces(text, units, lead - 1) \
+                    and not _label(text, units, lead - 1):
+                lead -= 1  # a tab's label: the sentence introducing the tabs comes with it
             return [*range(lead, at), at] if lead > last and not units[lead][2] else [at]
     return []
 
