@@ -593,8 +593,7 @@ def _is_item(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
 
 def _label(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
     """Is the unit ``i`` a short label ending in ":" -- a tab's or platform's ("pyproject.toml:", "Unix/macOS:")?"""
-    say = text[units[i][0]:units[i][1]]
-    return not units[i][2] and len(say) <= MAX_LABEL and say.endswith(":")
+    return not units[i][2] and units[i][1] - units[i][0] <= MAX_LABEL and _introduces(text, units, i)
 
 
 def _list_intro(text: str, units: list[tuple[int, int, bool]], last: int) -> int | None:
@@ -617,7 +616,7 @@ def _introduced(text: str, units: list[tuple[int, int, bool]], last: int, how: b
     at = last + 1
     if at + 1 < len(units) and _label(text, units, at):
         at += 1  # a tab or platform label between the sentence and what it introduces
-    if at >= len(units) or not (say(last).endswith(":") or (how and units[at][2])) \
+    if at >= len(units) or not (_introduces(text, units, last) or (how and units[at][2])) \
             or any(_parted(text, units, i) for i in range(last + 1, at + 1)):
         return []  # nothing introduced, or it is under the next heading
     out = list(range(last + 1, at + 1))
@@ -627,7 +626,7 @@ def _introduced(text: str, units: list[tuple[int, int, bool]], last: int, how: b
         at += 1  # a list: its further items, while they fit
         out.append(at)
         size += len(say(at))
-    if (not units[at][2] and say(at).endswith(":") and at + 1 < len(units) and units[at + 1][2]
+    if (not units[at][2] and _introduces(text, units, at) and at + 1 < len(units) and units[at + 1][2]
             and size + len(say(at + 1)) <= MAX_CODE_CHARS):
         out.append(at + 1)  # what is introduced introduces code in turn ("... will follow this template:")
     return out
