@@ -158,6 +158,9 @@ _WHICH = re.compile(rf"(?i){ASKS_AT}\s*(?:which|what)\s+(?:(?!{_AUXILIARY}\b)[\w
 _CODE_NAME = re.compile(r"(?<![\w.-])(?:--?[a-z][\w-]+|(?!(?:e\.g|i\.e)\b)[A-Za-z_][\w.]*(?:_|\.[A-Za-z_])[\w.]*\w)")
 #: A name in double quotes ("searching for "AirPlay Receiver" in System Settings").
 _QUOTED = re.compile(r'"([^"\n]{1,60})"|\u201c([^\u201d\n]{1,60})\u201d')
+#: A name given in prose ("this concept is called Canonical Log Lines", "a pattern known as Unit of Work"): the
+#: capitalised words after "called", "named" or "known as".
+_CALLED = re.compile(r"\b(?:called|named|known\s+as)\s+((?:[A-Z][\w-]*)(?:\s+[A-Z][\w-]*){0,4})")
 #: Turning a thing on or off is how a user says enabling or disabling it, the words documentation uses ("Set
 #: `ignore-vcs` to `true` to disable this behavior"); the phrase's words ("turn", "in turn") are not the need.
 _TURN = re.compile(r"(?i)\b(?:turn|switch)(?:s|ed|ing)?\s+(?:(?:it|that|this|them)\s+)?(on|off)\b")
@@ -355,10 +358,11 @@ def release_notes(section: str) -> bool:
 
 def _named(text: str, quoted: bool = False) -> list[str]:
     """What ``text`` names: in inline code, as the reference entry it starts ("StreamReader.total_raw_bytes: The number
-    of ..."), and with ``quoted`` in double quotes."""
+    of ..."), and with ``quoted`` in double quotes or as what something is called (:data:`_CALLED`)."""
     term = _TERM.match(text.lstrip())
     return [*INLINE_CODE.findall(text), *([term.group(1)] if term else []),
-            *((a or b for a, b in _QUOTED.findall(text)) if quoted else ())]
+            *((a or b for a, b in _QUOTED.findall(text)) if quoted else ()),
+            *(_CALLED.findall(text) if quoted else ())]
 
 
 def names_code(question: Question, text: str) -> bool:
@@ -797,6 +801,42 @@ def _context(text: str, units: list[tuple[int, int, bool]], chosen: list[int]) -
     return out
 
 
+def _gaps(text: str, units: list[tuple[int, int, bool]], chosen: list[int]) -> list[int]:
+    """The sentence between two of the answer's in one section, while there is room: an answer reads without a hole
+    (the problem, then "If you want item delivery to start earlier ..., use `FEED_EXPORT_BATCH_ITEM_COUNT` ...", then
+    "That way, ..." -- the middle one is what the last refers to), when it shares a paragraph with one of them: a
+    paragraph or label standing alone between an entry and its "Default: ..." line is no hole."""
+    prose = sorted(i for i in chosen if not units[i][2])
+    out = [i + 1 for i, j in zip(prose, prose[1:])
+           if j == i + 2 and (_goes_on(text, units, i + 1) or _goes_on(text, units, j))
+           and not _parted(text, units, i + 1) and not _parted(text, units, j)]
+    return out[:max(0, MAX_SENTENCES - len(prose))]
+
+
+#: A sentence referring back to what was said with a demonstrative and a noun, anywhere in it ("Setuptools
+#: maintainers recommend strongly against this precautionary approach.", "At Stripe, this concept is called ...").
+_BACK = re.compile(r"\b(?:this|these|that|those|such)\s+(?:[\w-]+\s+)?(?:approach|concept|practice|behaviou?r|case"
+                   r"|feature|method|option|setting|pattern|technique|idea|way|kind|mode|problem|issue|situation)\b",
+                   re.IGNORECASE)
+
+
+def _follow_up(question: Question, text: str, units: list[tuple[int, int, bool]], own: list[set[str]],
+               chosen: list[int]) -> list[int]:
+    """The sentence right after the answer's last, in its section, that refers back to it (:data:`_BACK`) and says a
+    word of the question its sentences do not -- or, for a "which ..." or "is there a ...?" question, names something
+    (:func:`names_new`) -- while there is room: the docs state a thing, then what is said of it ("Some may be tempted
+    to ... pin to a specific version ..." then "Setuptools maintainers recommend strongly against this precautionary
+    approach." for "... What do the maintainers say?"), or what it is called ("At Stripe, this concept is called
+    Canonical Log Lines.")."""
+    after = max(chosen) + 1
+    if (after >= len(units) or sum(not units[i][2] for i in chosen) >= MAX_SENTENCES or units[after][2]
+            or _parted(text, units, after) or not _BACK.search(text, units[after][0], units[after][1])):
+        return []
+    seen = set().union(*(own[i] for i in chosen))
+    names = (question.which or question.means) and names_new(question, text[units[after][0]:units[after][1]])
+    return [after] if names or (own[after] - seen) & question.weights.keys() else []
+
+
 #: A heading that is a name in code: a setting, option, field or object a reference page describes under it
 #: ("FEED_STORAGE_FTP_ACTIVE", "`max_age`", "--log-config", "Request.json_body", "LoopAgent", "_bg").
 _ITEM_HEADING = re.compile(r"`?(?:--?[\w-]+|_+[A-Za-z]\w*|[A-Za-z_][\w.]*(?:_|\.[A-Za-z_]|[a-z][A-Z])[\w.]*)(?:\(\))?`?")
@@ -957,6 +997,8 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
             if later is not None and later not in chosen:
                 chosen.append(later)
     chosen += _context(text, units, chosen)
+    chosen += _follow_up(question, text, units, own, chosen)
+    chosen += _gaps(text, units, chosen)
     spans = []
     if titles[best] and (heads[best] & question.weights.keys() - set().union(*(own[i] for i in chosen))
                          or _names_item(text[slice(*titles[best])], [text[slice(*units[i][:2])] for i in chosen])):

@@ -1176,3 +1176,43 @@ def test_a_list_the_answer_introduces_comes_whole_though_its_first_item_was_chos
     said = " ".join(h.text for h in assess(Question("What values can the allow_style setting take?", {}, 10),
                                            text).highlights)
     assert ("`Never`" in said and "`Terminal`" in said and "`Always`" in said) is whole
+
+
+@pytest.mark.parametrize("middle, filled", [("If you want it sooner, set `BATCH_COUNT` to split the output.", True),
+                                            ("```\nBATCH_COUNT = 100\n```", False)])  # control: code is no hole
+def test_an_answer_reads_without_a_hole_between_two_of_its_sentences(middle: str, filled: bool):
+    """Two sentences chosen for their words ("... only when the crawl ends.", "That way each batch reaches the bucket
+    in pieces ...") read with the one between them, which the last refers to and which often says how ("set
+    `BATCH_COUNT` ..."). Control: a code block between them is an example, read past, not a hole."""
+    text = ("The exporter uploads the file to the bucket only when the crawl ends. "
+            f"{middle}\n\nThat way each batch reaches the bucket in pieces before the crawl ends.")
+    said = [h.text for h in assess(Question("Can the exporter deliver to the bucket in pieces before the crawl ends?",
+                                            {}, 10), text).highlights]
+    assert said[0].startswith("The exporter") and said[-1].startswith("That way")
+    assert ("`BATCH_COUNT`" in " ".join(said)) is filled
+
+
+@pytest.mark.parametrize("then, follows", [("The maintainers recommend strongly against this precautionary approach.",
+                                            True),
+                                           ("The maintainers recommend strongly against pinning.", False)])
+def test_a_sentence_referring_back_with_a_word_of_the_question_reads_with_the_answer(then: str, follows: bool):
+    """"Should I pin the tool to an exact version? What do the maintainers say?": the docs state the practice, then
+    what is said of it, referring back ("this precautionary approach") -- that sentence comes along though the word it
+    adds ("maintainers") weighs too little to be chosen for itself. Control: a sentence not referring back does not."""
+    idf = {"pin": 5.0, "tool": 1.0, "exact": 5.0, "version": 2.0, "maintainers": 0.5}
+    text = f"Some users pin the tool to an exact version to avoid breakage. {then}\n\nOther tools differ."
+    said = " ".join(h.text for h in assess(Question("Should I pin the tool to an exact version? What do the "
+                                                    "maintainers say?", idf, 10), text).highlights)
+    assert said.startswith("Some users") and ("maintainers" in said) is follows
+
+
+@pytest.mark.parametrize("then, named", [("At one company, this practice is called Canonical Request Lines.", True),
+                                         ("At one company, this practice is common.", False)])
+def test_what_a_practice_is_called_answers_is_there_a_name_for_it(then: str, named: bool):
+    """"Is there a name for ...?" is answered by the sentence after the description saying what it is called, though
+    it names nothing in code ("this practice is called Canonical Request Lines"). Control: one naming nothing does not
+    come along."""
+    text = f"Gathering everything about a request into a single entry keeps the output short.\n\n{then}"
+    said = " ".join(h.text for h in assess(Question("Is there a name for gathering everything about a request into "
+                                                    "a single log entry?", {}, 10), text).highlights)
+    assert said.startswith("Gathering") and ("Canonical Request Lines" in said) is named
