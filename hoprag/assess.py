@@ -754,6 +754,23 @@ _REFERS = re.compile(rf"(?:This|These|Those|It|They|Such)\b|(?:With|Without|Give
                      rf"|(?:If|When|Once|Unless|While)\b[^,.;:\n]*?\bth(?:is|ese)\b(?! (?:{_PAGE})\b)"
                      r"|(?:Instead of|Unlike|Like|As with|Apart from)\b[^,.;:]*?,\s+(?:it|they)\b"
                      r"|(?:Therefore|Thus|Hence|Consequently|As a result|Because of (?:this|that))\b")
+#: ... or with a demonstrative and a noun anywhere in it ("Setuptools maintainers recommend strongly against this
+#: precautionary approach.", "At Stripe, this concept is called ...", "A larger value is clamped to that maximum") --
+#: not "that" joining a clause ("so that the value ...").
+_BACK = re.compile(r"\b(?:this|these|that|those|such)\s+(?:(?!(?:the|a|an)\b)[\w-]+\s+)?"
+                   r"(?:approach|concept|practice|behaviou?r|case|feature|method|option|setting|argument|parameter"
+                   r"|value|variable|attribute|flag|field|limit|maximum|minimum|pattern|technique|idea|way|kind|mode"
+                   r"|problem|issue|situation)s?\b", re.IGNORECASE)
+
+
+def _refers_back(text: str, start: int, end: int) -> bool:
+    """Does ``text[start:end]`` refer back with a demonstrative and a noun (:data:`_BACK`) that it has not stated
+    itself before ("Request bodies are limited to 5 MiB; use `--max-body-size` to change that limit" refers to its own
+    start, not to the sentence before it)?"""
+    return any(not stems(m.group().split()[-1]) & stems(text[start:m.start()])
+               for m in _BACK.finditer(text, start, end))
+
+
 #: A sentence saying what to do in place of what the sentences before it describe ("Instead, use ..."), or about what
 #: they describe ("To fix this, you need to re-enable the GIL using the `--enable-threads` switch."), or what holds
 #: when what they describe is not done ("... by providing the `table_id` argument:" its code, then "Otherwise, the first
@@ -783,7 +800,8 @@ def _context(text: str, units: list[tuple[int, int, bool]], chosen: list[int]) -
         return sum(not units[i][2] for i in (*chosen, *out)) < MAX_SENTENCES
 
     for first in sorted(i for i in chosen if not units[i][2]):
-        while room() and _REFERS.match(text, units[first][0]) and _goes_on(text, units, first) \
+        while room() and (_REFERS.match(text, units[first][0]) or _refers_back(text, *units[first][:2])) \
+                and _goes_on(text, units, first) \
                 and first - 1 not in chosen and first - 1 not in out:
             first -= 1
             out.append(first)
@@ -813,16 +831,10 @@ def _gaps(text: str, units: list[tuple[int, int, bool]], chosen: list[int]) -> l
     return out[:max(0, MAX_SENTENCES - len(prose))]
 
 
-#: A sentence referring back to what was said with a demonstrative and a noun, anywhere in it ("Setuptools
-#: maintainers recommend strongly against this precautionary approach.", "At Stripe, this concept is called ...").
-_BACK = re.compile(r"\b(?:this|these|that|those|such)\s+(?:[\w-]+\s+)?(?:approach|concept|practice|behaviou?r|case"
-                   r"|feature|method|option|setting|pattern|technique|idea|way|kind|mode|problem|issue|situation)\b",
-                   re.IGNORECASE)
-
 
 def _follow_up(question: Question, text: str, units: list[tuple[int, int, bool]], own: list[set[str]],
                chosen: list[int]) -> list[int]:
-    """The sentence right after the answer's last, in its section, that refers back to it (:data:`_BACK`) and says a
+    """The sentence right after the answer's last, in its section, that refers back to it (:func:`_refers_back`) and says a
     word of the question its sentences do not -- or, for a "which ..." or "is there a ...?" question, names something
     (:func:`names_new`) -- while there is room: the docs state a thing, then what is said of it ("Some may be tempted
     to ... pin to a specific version ..." then "Setuptools maintainers recommend strongly against this precautionary
@@ -830,11 +842,13 @@ def _follow_up(question: Question, text: str, units: list[tuple[int, int, bool]]
     Canonical Log Lines.")."""
     after = max(chosen) + 1
     if (after >= len(units) or sum(not units[i][2] for i in chosen) >= MAX_SENTENCES or units[after][2]
-            or _parted(text, units, after) or not _BACK.search(text, units[after][0], units[after][1])):
+            or _parted(text, units, after) or not _refers_back(text, *units[after][:2])):
         return []
     seen = set().union(*(own[i] for i in chosen))
     names = (question.which or question.means) and names_new(question, text[units[after][0]:units[after][1]])
-    return [after] if names or (own[after] - seen) & question.weights.keys() else []
+    if not names and not (own[after] - seen) & question.weights.keys():
+        return []
+    return [after, *_introduced(text, units, after, False)]  # "..., like this:" brings its code
 
 
 #: A heading that is a name in code: a setting, option, field or object a reference page describes under it

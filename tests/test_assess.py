@@ -1216,3 +1216,38 @@ def test_what_a_practice_is_called_answers_is_there_a_name_for_it(then: str, nam
     said = " ".join(h.text for h in assess(Question("Is there a name for gathering everything about a request into "
                                                     "a single log entry?", {}, 10), text).highlights)
     assert said.startswith("Gathering") and ("Canonical Request Lines" in said) is named
+
+
+@pytest.mark.parametrize("said, before", [("A larger delay is clamped to that maximum, and a negative one is ignored.",
+                                           True),
+                                          ("A larger delay is clamped to the maximum, and a negative one is ignored.",
+                                           False),  # control: refers to nothing
+                                          ("A delay has a maximum; a larger one is clamped to that maximum.",
+                                           False)])  # control: it stated the maximum itself
+def test_an_answer_referring_back_with_that_and_a_noun_reads_with_the_sentence_before(said: str, before: bool):
+    """"What is the largest delay the queue accepts, and what happens to a bigger one?": "A larger delay is clamped to
+    that maximum, ..." answers what happens; "that maximum" is stated by the sentence before it ("... accepts at most
+    900 seconds."), which comes along. Controls: a sentence not referring back, and one whose "that maximum" is its
+    own, come alone."""
+    text = f"The delay is the number of seconds to hold the message, and the queue accepts at most 900 seconds. {said}"
+    highlights = [h.text for h in assess(Question("What is the largest delay the queue accepts, and what happens to "
+                                                  "a larger delay?", {"delay": 1.0, "larger": 3.0, "happens": 3.0,
+                                                                      "largest": 0.5, "queue": 0.5, "accepts": 0.5},
+                                                  10), text).highlights]
+    assert highlights[-1] == said and ("900" in " ".join(highlights)) is before
+
+
+@pytest.mark.parametrize("then, shown", [("In this library you can specify this argument on the `Queue`, like this:",
+                                          True),
+                                         ("In this library you can specify it on the `Queue`, like this:", False)])
+def test_a_sentence_referring_back_brings_the_code_it_introduces(then: str, shown: bool):
+    """"How do I set a consumer priority on a Queue?": the broker's sentence ("... enabled by setting the `x-priority`
+    argument ...") is followed by one referring back to it ("this argument") that says how here, with its code --
+    both come along. Control: a sentence not referring back with a noun ("specify it") does not."""
+    text = ("The broker defines a consumer priority extension that can be enabled by setting the `x-priority` argument "
+            f"when consuming.\n\n{then}\n\n```python\nqueue = Queue('name', consumer_arguments={{'x-priority': 10}})\n"
+            "```\n\nRead more about priorities elsewhere.")
+    said = " ".join(h.text for h in assess(Question("How do I set a consumer priority on a Queue?",
+                                                    {"set": 0.5, "consumer": 2.0, "priority": 2.0, "queue": 0.5}, 10),
+                                           text).highlights)
+    assert said.startswith("The broker") and ("consumer_arguments" in said) is shown
