@@ -831,15 +831,15 @@ def _gaps(text: str, units: list[tuple[int, int, bool]], chosen: list[int]) -> l
     return out[:max(0, MAX_SENTENCES - len(prose))]
 
 
-
 def _follow_up(question: Question, text: str, units: list[tuple[int, int, bool]], own: list[set[str]],
                chosen: list[int]) -> list[int]:
-    """The sentence right after the answer's last, in its section, that refers back to it (:func:`_refers_back`) and says a
-    word of the question its sentences do not -- or, for a "which ..." or "is there a ...?" question, names something
-    (:func:`names_new`) -- while there is room: the docs state a thing, then what is said of it ("Some may be tempted
-    to ... pin to a specific version ..." then "Setuptools maintainers recommend strongly against this precautionary
-    approach." for "... What do the maintainers say?"), or what it is called ("At Stripe, this concept is called
-    Canonical Log Lines.")."""
+    """The sentence right after the answer's last, in its section, that refers back to it (:func:`_refers_back`) and
+    says a word of the question its sentences do not -- or, for a "which ..." or "is there a ...?" question, names
+    something (:func:`names_new`) -- while there is room, with the code it introduces: the docs state a thing, then
+    what is said of it ("Some may be tempted to ... pin to a specific version ..." then "Setuptools maintainers
+    recommend strongly against this precautionary approach." for "... What do the maintainers say?"), what it is
+    called ("At Stripe, this concept is called Canonical Log Lines."), or how to do it here ("In kombu you can specify
+    this argument on the `Queue`, like this:" and its code)."""
     after = max(chosen) + 1
     if (after >= len(units) or sum(not units[i][2] for i in chosen) >= MAX_SENTENCES or units[after][2]
             or _parted(text, units, after) or not _refers_back(text, *units[after][:2])):
