@@ -937,6 +937,47 @@ def test_a_part_whose_search_finds_the_page_claimed_for_the_other_part_sends_tha
     assert searched([install]) is None  # control: the installation page answers both
 
 
+@pytest.mark.parametrize("ranked_first, answered", [(True, True),
+                                                     (False, False)])  # control: another page ranks first for it
+def test_a_part_whose_search_ranks_the_claimed_page_first_though_fitting_less_sends_the_other_part_alone(
+        ranked_first: bool, answered: bool):
+    """"Which Python flag is recommended while developing, and how can I serve my app from the command line?": the CLI
+    page holds the first part's words ("development", "Python") and is taken to answer it; the second part's own search
+    ranks that same page first, though it fits that part less than an answer must (its sentences were read for the
+    whole question) -- it is the second part's page. The first part is searched on its own and answered from its
+    own page (`python -X dev`), the second from the CLI page as the whole question read it. Control: when the second
+    part's search ranks another page first, nothing says the CLI page is that part's: the pair is not formed."""
+    question = "Which Python flag is recommended while developing, and how can I serve my app from the command line?"
+    first, second = policy.parts(question)
+    weights = {w: 1.0 for w in ("python", "flag", "recommended", "developing", "serve", "app", "command", "line")}
+
+    def hit(doc: str, text: str, matched: list[str], fits: float) -> dict:
+        return {"id": doc, "title": doc, "document": f"{doc}.md", "section": doc.capitalize(), "text": text,
+                "trusted": True, "coverage": fits, "answers": fits, "matched": matched,
+                "highlights": [{"text": text, "start": 0, "end": len(text)}]}
+
+    cli = hit("cli", "The CLI serves an app in development: `python -m tool.web module:app`.",
+              ["python", "developing", "flag", "recommended", "app"], 0.6)
+    weak = {**cli, "coverage": 0.4, "answers": 0.4}  # the same page, read for the second part alone
+    other = hit("deploy", "Serve the app behind a proxy in production.", ["serve", "app"], 0.38)
+    dev = hit("index", "We recommend Python's development mode (`python -X dev`).",
+              ["python", "flag", "recommended", "developing"], 0.9)
+    ledger = policy.new_ledger(question, 4)
+    policy.record(ledger, "search", {"query": question, "k": 10}, {"results": [cli], "weights": weights})
+    assert policy._part_answers(ledger, ledger["searches"][0]["hits"][0])["query"] == second
+    policy.record(ledger, "search", {"query": second, "k": 10},
+                  {"results": [weak, other] if ranked_first else [other, weak], "weights": weights})
+    asks = policy._part_answers(ledger, ledger["searches"][0]["hits"][0])
+    if not answered:
+        assert asks is None
+        return
+    assert asks["status"] == "gap" and asks["query"] == first
+    policy.record(ledger, "search", {"query": first, "k": 10}, {"results": [dev, cli], "weights": weights})
+    pair = policy._part_answers(ledger, ledger["searches"][0]["hits"][0])
+    assert pair["status"] == "answered" and [c["doc_id"] for c in pair["citations"]] == ["index", "cli"]
+    assert "python -m tool.web" in pair["citations"][1]["quote"]
+
+
 @pytest.mark.parametrize("asked, first", [
     ("How do I generate random names with Faker in a factory?", "reference"),  # the reference page answers
     ("In which release was Faker support added to factories?", "news")])       # control: it asks about releases

@@ -775,7 +775,11 @@ def _part_answers(ledger: Ledger, best: dict[str, Any] | None) -> dict[str, Any]
     question are not those answering its part, and when the other part's search finds the same page, that page held the
     first part's words, not necessarily its answer ("Which Python versions does it support, and how do I check that
     the C extension is used?": the installation page names Python versions); then answer each part from its own
-    page, as that part asks -- or ``None`` (one page answers both).
+    page, as that part asks -- or ``None`` (one page answers both). When no hit of the other part's search answers it
+    but that search ranks the same page first, fitting :data:`SPECIFIC`, the page is still taken as the other part's
+    (its sentences were read for the whole question, which they answer that part of) and the first part is searched
+    on its own: "Which Python flag is recommended while developing ..., and how can I serve my app from the command
+    line ...?" -- the command-line page held "development"; the first part's own search finds `python -X dev`.
 
     What a page answers of a part is the part's share of the question words the page holds (``matched``)."""
     asked = parts(ledger["question"])
@@ -793,7 +797,9 @@ def _part_answers(ledger: Ledger, best: dict[str, Any] | None) -> dict[str, Any]
         return _search_alone(asked[weak], f"{best['id']} answers \"{asked[strong]}\" but not this part: {asked[weak]}")
     other = _shown(ledger, _answering(ledger, done, asked[weak]), asked[weak])
     if not other or fit(other[0]) < ANSWERS:
-        return None
+        if not any(h["id"] == best["id"] and h["rank"] == 0 and fit(h) >= SPECIFIC for h in other):
+            return None
+        other = [best]
     own = _searched(ledger, asked[strong])
     if own is None and not Budget(ledger["budget"], spent(ledger)).exhausted:
         return _search_alone(asked[strong], f"{other[0]['id']} answers \"{asked[weak]}\"; this part on its own: "
