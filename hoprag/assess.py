@@ -689,6 +689,26 @@ def _leads_to(question: Question, text: str, units: list[tuple[int, int, bool]],
     return [at] if refers and any(stems(code) - question.weights.keys() for code in named) else []
 
 
+def _named_after(question: Question, text: str, units: list[tuple[int, int, bool]], own: list[set[str]],
+                 chosen: list[int]) -> list[int]:
+    """For a "which ..." answer naming nothing, whose paragraph names nothing either: of the sentences in its section
+    within :data:`CODE_AFTER` units after it, the one naming something (:func:`names_new`) that says most of the
+    question its sentences do not -- the docs introduce the things, then give each its paragraph ("Kombu exposes
+    multiple environment variables that control debug logging ..." then one paragraph each for
+    `KOMBU_LOG_CONNECTION`, `KOMBU_LOG_CHANNEL` and, "for both connections and channels", `KOMBU_LOG_DEBUG`). None
+    when no such sentence adds a word of the question."""
+    seen = set().union(*(own[i] for i in chosen))
+    last, found = max(chosen), []
+    for at in range(last + 1, min(last + 1 + CODE_AFTER, len(units))):
+        if _parted(text, units, at):
+            break
+        if not units[at][2] and names_new(question, text[units[at][0]:units[at][1]]):
+            gain = question.covered(seen | own[at]) - question.covered(seen)
+            if gain > 0:
+                found.append((gain, -at))
+    return [-max(found)[1]] if found and len(chosen) < MAX_SENTENCES else []
+
+
 def _places(text: str, units: list[tuple[int, int, bool]], shows: int | None = None) -> dict[int, int]:
     """Each sentence's place, counted in sentences: a code block between two is the first one's example, read
     past -- unless a sentence introduces it ("Bash: add this to ~/.bashrc:"), or it follows the sentence ``shows``
@@ -996,6 +1016,8 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
                         and not any(_parted(text, units, i) for i in range(after, block + 1))
                         and stems(text[units[block][0]:units[block][1]]) - question.weights.keys()):
                     chosen += [*led, block]
+                else:
+                    chosen += _named_after(question, text, units, own, chosen)
         if (question.remedy and sum(not units[i][2] for i in chosen) < MAX_SENTENCES
                 and not any(_DOES.search(text[units[i][0]:units[i][1]]) for i in chosen)):
             chosen += _remedy_after(text, units, max(chosen))

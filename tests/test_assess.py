@@ -1251,3 +1251,21 @@ def test_a_sentence_referring_back_brings_the_code_it_introduces(then: str, show
                                                     {"set": 0.5, "consumer": 2.0, "priority": 2.0, "queue": 0.5}, 10),
                                            text).highlights)
     assert said.startswith("The broker") and ("consumer_arguments" in said) is shown
+
+
+@pytest.mark.parametrize("last, found", [("If `TOOL_LOG_DEBUG` is set to 1, both are logged.", True),
+                                         ("If `TOOL_LOG_ALL` is set to 1, everything is logged.", False)])  # control
+def test_a_which_answer_naming_nothing_reads_on_to_the_paragraph_naming_what_it_asks(last: str, found: bool):
+    """"Which environment variable turns on debug logs for both connections and channels?": the introduction ("The tool
+    exposes environment variables that control debug logging for connection and channel logs.") names nothing; the
+    docs then give each variable its paragraph -- the one naming something and saying what the introduction does not
+    ("both") answers with it. Control: when no later paragraph adds a word of the question, nothing is read on to."""
+    text = ("The tool exposes environment variables that control debug logging for connection and channel logs.\n\n"
+            "If `TOOL_LOG_CONNECTION` is set to 1, connections are logged.\n\n"
+            f"If `TOOL_LOG_CHANNEL` is set to 1, channels are logged.\n\n{last}\n\n## Other\n\nMore.")
+    idf = {"environment": 3.0, "variable": 3.0, "debug": 1.0, "logs": 1.0, "both": 0.5, "connections": 1.0,
+           "channels": 1.0, "turns": 0.5}
+    said = [h.text for h in assess(Question("Which environment variable turns on debug logs for both connections "
+                                            "and channels?", idf, 10), text).highlights]
+    assert said[0].startswith("The tool exposes") and (said[-1] == last) is found
+    assert not any("TOOL_LOG_CONNECTION" in x for x in said)
