@@ -696,7 +696,7 @@ def _named_after(question: Question, text: str, units: list[tuple[int, int, bool
     question its sentences do not -- the docs introduce the things, then give each its paragraph ("Kombu exposes
     multiple environment variables that control debug logging ..." then one paragraph each for
     `KOMBU_LOG_CONNECTION`, `KOMBU_LOG_CHANNEL` and, "for both connections and channels", `KOMBU_LOG_DEBUG`). None
-    when no such sentence adds a word of the question."""
+    when no such sentence adds a word of the question. The caller has room for it (its branch asks that)."""
     seen = set().union(*(own[i] for i in chosen))
     last, found = max(chosen), []
     for at in range(last + 1, min(last + 1 + CODE_AFTER, len(units))):
@@ -706,7 +706,7 @@ def _named_after(question: Question, text: str, units: list[tuple[int, int, bool
             gain = question.covered(seen | own[at]) - question.covered(seen)
             if gain > 0:
                 found.append((gain, -at))
-    return [-max(found)[1]] if found and len(chosen) < MAX_SENTENCES else []
+    return [-max(found)[1]] if found else []
 
 
 def _places(text: str, units: list[tuple[int, int, bool]], shows: int | None = None) -> dict[int, int]:
@@ -807,6 +807,11 @@ _LIMITS = re.compile(r"(?i)\b(?:only|not|never|cannot|no\s+longer)\b|n't\b")
 _HOW_TO = re.compile(r"(?i)\b(?:can|may)\s+(?:also\s+)?be\s+\w+ed\b|\b(?:use|pass|set|call|enable|disable)\b")
 
 
+def _room(units: list[tuple[int, int, bool]], chosen: list[int]) -> int:
+    """How many more sentences an answer of units ``chosen`` may quote (:data:`MAX_SENTENCES`; code does not count)."""
+    return MAX_SENTENCES - sum(not units[i][2] for i in chosen)
+
+
 def _context(text: str, units: list[tuple[int, int, bool]], chosen: list[int]) -> list[int]:
     """What an answer needs to read on its own, up to :data:`MAX_SENTENCES` sentences (code aside): the sentences
     before each of its sentences that it refers back to, in its paragraph ("This will keep the request context active"
@@ -817,7 +822,7 @@ def _context(text: str, units: list[tuple[int, int, bool]], chosen: list[int]) -
     out: list[int] = []
 
     def room() -> bool:
-        return sum(not units[i][2] for i in (*chosen, *out)) < MAX_SENTENCES
+        return _room(units, [*chosen, *out]) > 0
 
     for first in sorted(i for i in chosen if not units[i][2]):
         while room() and (_REFERS.match(text, units[first][0]) or _refers_back(text, *units[first][:2])) \
@@ -848,7 +853,7 @@ def _gaps(text: str, units: list[tuple[int, int, bool]], chosen: list[int]) -> l
     out = [i + 1 for i, j in zip(prose, prose[1:])
            if j == i + 2 and (_goes_on(text, units, i + 1) or _goes_on(text, units, j))
            and not _parted(text, units, i + 1) and not _parted(text, units, j)]
-    return out[:max(0, MAX_SENTENCES - len(prose))]
+    return out[:max(0, _room(units, chosen))]
 
 
 def _follow_up(question: Question, text: str, units: list[tuple[int, int, bool]], own: list[set[str]],
@@ -861,7 +866,7 @@ def _follow_up(question: Question, text: str, units: list[tuple[int, int, bool]]
     called ("At Stripe, this concept is called Canonical Log Lines."), or how to do it here ("In kombu you can specify
     this argument on the `Queue`, like this:" and its code)."""
     after = max(chosen) + 1
-    if (after >= len(units) or sum(not units[i][2] for i in chosen) >= MAX_SENTENCES or units[after][2]
+    if (after >= len(units) or _room(units, chosen) <= 0 or units[after][2]
             or _parted(text, units, after) or not _refers_back(text, *units[after][:2])):
         return []
     seen = set().union(*(own[i] for i in chosen))
@@ -1018,7 +1023,7 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
                     chosen += [*led, block]
                 else:
                     chosen += _named_after(question, text, units, own, chosen)
-        if (question.remedy and sum(not units[i][2] for i in chosen) < MAX_SENTENCES
+        if (question.remedy and _room(units, chosen) > 0
                 and not any(_DOES.search(text[units[i][0]:units[i][1]]) for i in chosen)):
             chosen += _remedy_after(text, units, max(chosen))
         if question.how:  # a how answer's code is its answer ("If you want to send JSON data:" then the call): it counts
