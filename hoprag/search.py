@@ -79,6 +79,10 @@ class Hit:
     #: first in both the lexical and the dense ranking of the view (hybrid search only): two rankings that
     #: share nothing but the query agree on it -- the surest sign the search found what the query asks
     agreed: bool = False
+    #: how far the passage's cosine with the query stands above the view's mean cosine, in standard deviations
+    #: (hybrid and dense search only; 0 otherwise): a passage the embedding singles out among everything the caller
+    #: may read is about the query even when it shares few of its words
+    stands_out: float = 0.0
 
 
 class _Restricted:
@@ -278,16 +282,25 @@ class View:
                     boosted[self.entities.titled(j)] += bonus
             scores = boosted
         agreed: set[int] = set()
+        standing = np.zeros(len(scores))
         if self.dense is not None:
             assert self.vectors is not None
             similar = self.similarity(query)
+            standing = _standing(similar)
             floor = self.vectors.embedder.min_similarity
             if self.dense == "hybrid":
                 agreed = _first_in_both(scores, similar)
                 scores = fuse(scores, similar, floor)
             else:
                 scores = np.where(similar >= floor, similar, 0.0)
-        return [Hit(self.docs[i], float(scores[i]), int(i) in agreed) for i in self._top(scores, k)]
+        return [Hit(self.docs[i], float(scores[i]), int(i) in agreed, float(standing[i])) for i in self._top(scores, k)]
+
+
+def _standing(similar: np.ndarray) -> np.ndarray:
+    """Each cosine in standard deviations above the mean of all of them (zeros when they do not vary): over the
+    caller's view only, so a passage's standing says nothing of what the caller may not read."""
+    spread = float(similar.std()) if len(similar) > 1 else 0.0
+    return (similar - similar.mean()) / spread if spread > 0 else np.zeros(len(similar))
 
 
 def _first_in_both(lexical: np.ndarray, similar: np.ndarray) -> set[int]:

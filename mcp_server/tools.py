@@ -98,6 +98,10 @@ class SearchResult(BaseModel):
     agreed: bool = Field(default=False, description="First in both the word (BM25) and the meaning (embedding) "
                                                      "ranking: the two agree this passage is what the query is about "
                                                      "(false without passage vectors).")
+    stands_out: float = Field(default=0.0, description="How far this passage stands out in meaning from everything "
+                                                       "you may read: its embedding cosine with the query, in standard "
+                                                       "deviations above the mean over your documents (0 without "
+                                                       "passage vectors).")
     source: str
     trusted: bool = Field(description=TRUSTED)
     updated: str | None = Field(description="ISO date of the last update (conflicts: newest wins).")
@@ -336,7 +340,7 @@ def search(
         found = assess(question, h.doc.text, f"{h.doc.title}\n{h.doc.section}") if trusted else None
         results.append(SearchResult(
             id=h.doc.id, title=h.doc.title, url=h.doc.source, **_split(trusted, text), score=h.score, agreed=h.agreed,
-            source=h.doc.source,
+            stands_out=round(h.stands_out, 3), source=h.doc.source,
             trusted=trusted, updated=_date(h.doc), facts=_facts(engine, h.doc), document=h.doc.document_id,
             section=h.doc.section, coverage=found.coverage if found else 0.0,
             highlights=[Highlight(text=x.text, start=x.start, end=x.end, code=x.code) for x in found.highlights] if found else [],

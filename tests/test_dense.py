@@ -166,8 +166,8 @@ def test_dense_scores_are_computed_over_the_callers_view_only(ranker):
     mine = Corpus(tuple(d for d in c.docs if "pub" in d.groups), Lexicon(()))
     ref = Engine(mine, ranker, vectors=Vectors.of(model, mine.docs))
     for query in ("secret telemetry gate plan release", "telemetry", "budget quarter", "sec1"):
-        got = [(h.doc.id, h.score, h.agreed) for h in full.search(query, frozenset({"pub"}), 10)]
-        assert got == [(h.doc.id, h.score, h.agreed) for h in ref.search(query, frozenset({"pub"}), 10)]
+        got = [(h.doc.id, h.score, h.agreed, h.stands_out) for h in full.search(query, frozenset({"pub"}), 10)]
+        assert got == [(h.doc.id, h.score, h.agreed, h.stands_out) for h in ref.search(query, frozenset({"pub"}), 10)]
         assert "sec1" not in [i for i, *_ in got]
     view = full.view(frozenset({"pub"}))
     assert view.matrix.shape == (3, model.dim) and view.dense == ("dense" if ranker == "dense" else "hybrid")
@@ -275,3 +275,19 @@ def test_a_hybrid_hit_is_agreed_only_when_the_word_and_the_meaning_rankings_both
         assert not any(h.agreed for h in (*words, *meaning))
         outcomes.add(both is not None)
     assert outcomes == {True, False}
+
+
+def test_a_hits_standing_is_its_cosine_in_standard_deviations_above_the_views_mean():
+    """``stands_out`` measures how far the embedding singles a passage out among the caller's documents (over the view
+    only: the test above holds it equal to a corpus of the caller's documents alone); without vectors it is 0."""
+    c, model, pub = corpus(), HashEmbedder(), frozenset({"pub"})
+    for ranker in ("bm25-titles", "dense"):
+        engine = Engine(c, ranker, vectors=Vectors.of(model, c.docs))
+        view = engine.view(pub)
+        for query in ("release gate telemetry", "budget quarter finance", "traffic failover clusters"):
+            cosines = view.similarity(query)
+            want = {d.id: (x - cosines.mean()) / cosines.std() for d, x in zip(view.docs, cosines)}
+            hits = engine.search(query, pub, 10)
+            assert hits and all(h.stands_out == pytest.approx(want[h.doc.id]) for h in hits), query
+            assert max(h.stands_out for h in hits) > 0
+    assert [h.stands_out for h in Engine(c, "bm25-titles").search("release gate telemetry", pub, 10)] == [0.0]

@@ -993,3 +993,31 @@ def test_a_changelog_entry_fitting_much_better_still_answers_after_the_reference
                  "highlights": [{"text": "Use the `Faker` attribute declaration: `name = factory.Faker('name')`."}]}
     assert 0.15 < policy.fit(news) - policy.fit(reference) <= policy.RELEASE_NOTES
     assert policy._answering(ledger, {"hits": [news, reference]})[0]["id"] == first
+
+
+@pytest.mark.parametrize("stands_out, fits, answers", [
+    (3.4, 0.22, True),    # the embedding singles the passage out: it answers below AGREED
+    (2.4, 0.22, False),   # control: near the question as many passages are -- abstain
+    (3.4, 0.15, False)])  # control: singled out, but fitting less than STANDS_OUT_FIT
+def test_a_passage_whose_meaning_stands_out_from_all_the_callers_documents_answers_at_a_lower_fit(
+        stands_out: float, fits: float, answers: bool):
+    """"A few of my tests are flaky on CI. Can Hatch automatically rerun a failing test a couple of times before giving
+    up?" shares two words with its answer ("If a test fails every time and the number of retries is set to 2, the test
+    will be run a total of three times"), which no ranking puts first in both: the embedding puts that passage
+    STANDS_OUT standard deviations above the mean of all the caller's passages (``search``'s ``stands_out``), while a
+    question the documents do not answer is near many passages alike."""
+    question = "A few of my tests are flaky on CI. Can Hatch automatically rerun a failing test a couple of times?"
+    weights = {"tests": 1.0, "flaky": 3.0, "ci": 2.0, "hatch": 0.2, "automatically": 2.0, "rerun": 3.0,
+               "failing": 2.0, "test": 1.0, "couple": 2.5, "times": 1.5}
+    text = "If a test fails every time and the number of retries is set to `2`, the test will be run three times."
+    hit = {"id": "testing", "title": "Testing", "document": "testing.md", "section": "Testing › Retries", "text": text,
+           "trusted": True, "coverage": fits, "answers": fits, "matched": ["test", "times"], "agreed": False,
+           "stands_out": stands_out, "highlights": [{"text": text, "start": 0, "end": len(text)}]}
+    ledger = policy.new_ledger(question, 4)
+    policy.record(ledger, "search", {"query": question, "k": 10}, {"results": [hit], "weights": weights})
+    best = ledger["searches"][0]["hits"][0]
+    assert policy.fit(best) < policy.AGREED and not policy.states_rarest(ledger, best)
+    grade = policy.grade_open(ledger)
+    assert (grade["status"] == "sufficient") is answers, grade
+    if answers:
+        assert grade["answer_doc"] == "testing" and "retries" in grade["answer"]

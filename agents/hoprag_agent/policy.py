@@ -50,6 +50,12 @@ SPECIFIC = 0.34
 #: paraphrase shares few words with its answer, yet two rankings sharing nothing but the question agree on it.
 #: Chosen on the development sets (each half gained), reported on held-out ones (benchmarks/RESULTS.md).
 AGREED = 0.25
+#: ... or at least this much when the embedding singles it out among everything the caller may read: its cosine with
+#: the question :data:`STANDS_OUT` standard deviations above the mean (``search``'s ``stands_out``) -- a question
+#: the documents do not answer is near many passages alike. Both chosen on one half of the development sets (the
+#: other gained too, with one unanswerable question answered), reported on held-out ones (benchmarks/RESULTS.md).
+STANDS_OUT_FIT = 0.2
+STANDS_OUT = 3.0
 #: A chain of hops answers before the walk is over only when it covers this much: a chain that
 #: covers less may be one hop short (a three-hop question after two hops).
 CHAIN_COVERS = 0.85
@@ -223,7 +229,8 @@ def record(ledger: Ledger, tool: str, args: dict[str, Any], result: dict[str, An
         ledger["weights"] = {**(result or {})["weights"], **ledger.get("weights", {})}
     ledger["dropped"] += [d for d in dropped if d not in ledger["dropped"]]
     hits = [{"id": r["id"], "coverage": float(r.get("coverage") or 0.0), "answers": float(r.get("answers") or 0.0),
-             "matched": r.get("matched") or [], "agreed": bool(r.get("agreed")), "highlights": r.get("highlights") or [],
+             "matched": r.get("matched") or [], "agreed": bool(r.get("agreed")),
+             "stands_out": float(r.get("stands_out") or 0.0), "highlights": r.get("highlights") or [],
              "section": r.get("section") or ""}
             for r in results if r.get("trusted")]
     ledger["searches"].append({"query": args.get("query", ""), "k": args.get("k"), "results": ids, "dropped": dropped,
@@ -698,8 +705,9 @@ def grade_open(ledger: Ledger) -> dict[str, Any]:
     still unexplained (:class:`hoprag.walk.BridgeWalker`, replayed over the recorded results); with no
     such gap left, the best passage answers if it covers :data:`ANSWERS` (:data:`SPECIFIC` when it quotes
     the question's rarest word, :func:`states_rarest`; :data:`AGREED` when the word and the meaning rankings both
-    put it first), else the agent abstains and lists the closest pages. Coverage, highlights, matched words and
-    agreement are what ``search`` returned.
+    put it first; :data:`STANDS_OUT_FIT` when its meaning stands out from all the caller's documents), else the
+    agent abstains and lists the closest pages. Coverage, highlights, matched words, agreement and standing are what
+    ``search`` returned.
     """
     walker, hop = walk_of(ledger)
     searches = _walked(ledger)
@@ -738,7 +746,8 @@ def grade_open(ledger: Ledger) -> dict[str, Any]:
     if chain is not None and chain[1] > single:
         return _answered(ledger, chain[0], retrieved, multi=True)
     if best is not None and (single >= ANSWERS or (single >= SPECIFIC and states_rarest(ledger, best))
-                             or (single >= AGREED and best.get("agreed", False))):
+                             or (single >= AGREED and best.get("agreed", False))
+                             or (single >= STANDS_OUT_FIT and best.get("stands_out", 0.0) >= STANDS_OUT)):
         return _answered(ledger, _joined(ledger, best, ranked), retrieved)
     return {"status": "exhausted", "mode": "open", "reason": ABSTAIN_UNREADABLE if ranked or ledger["evidence"]
             else ABSTAIN_NO_MATCH, "coverage": fit(best) if best else 0.0, "see_also": _see_also(ledger),
