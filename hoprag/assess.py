@@ -301,6 +301,8 @@ class Question:
         self.names = [m.group() for m in _CODE_NAME.finditer(text)]
         #: does it ask about doing without something (then a sentence saying what is not there may answer it)
         self.without = _WITHOUT.search(text) is not None
+        #: does it ask of a case of something not so (:data:`_NEGATION`)
+        self.negated = _NEGATION.search(text) is not None
         #: does it ask how to change what happens ("..., and which parameter changes that?")
         self.changes = self.how or (not self.history and _CHANGE.search(text) is not None)
         #: does it ask what to do about what it describes ("... and how do I fix it?", "what should I do about it?")
@@ -318,6 +320,10 @@ class Question:
 #: What a sentence says is not there ("... parsed without a format string"): it answers nothing of a question asking
 #: for it ("How do I parse a string with a custom format?") -- unless the question asks what happens without it.
 _WITHOUT = re.compile(r"(?i)\bwithout\b(?:\s+[\w`'-]+){1,4}")
+#: A case of something not so ("when zope.event isn't installed", "if no username is given"): a question asking what
+#: holds then is answered by the sentence saying it of that case, not by its neighbour on the other case ("If
+#: zope.event is installed, ... an alias for zope.event. If zope.event isn't installed, then ZODB.event is a noop.").
+_NEGATION = re.compile(r"(?i)\b(?:if|when|whenever|once|while|unless)\b(?:[^,;:?.!]|\.(?=\w))*?(?:n't\b|\b(?:not|never|no)\b)")
 
 
 def _present(question: Question, said: str) -> str:
@@ -962,7 +968,8 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
                                 (question.quantity, states_number, False), (question.version, states_version, False),
                                 (question.where, states_place, False), (question.happens, _EFFECT.search, False),
                                 (question.default, states_default, False),
-                                (question.default, partial(gives_default, question), False)):
+                                (question.default, partial(gives_default, question), False),
+                                (question.negated, _NEGATION.search, False)):
         if asks:
             stated = [x for x in stated if states(_under(text, units, named, -x[-1]) if entry
                                                   else text[units[-x[-1]][0]:units[-x[-1]][1]])] or stated

@@ -1269,3 +1269,22 @@ def test_a_which_answer_naming_nothing_reads_on_to_the_paragraph_naming_what_it_
                                             "and channels?", idf, 10), text).highlights]
     assert said[0].startswith("The tool exposes") and (said[-1] == last) is found
     assert not any("TOOL_LOG_CONNECTION" in x for x in said)
+
+
+@pytest.mark.parametrize("question, says_noop", [
+    ("What does ZODB.event.notify do when zope.event isn't installed?", True),
+    ("What does ZODB.event.notify do if zope.event is not installed?", True),
+    ("What does ZODB.event.notify do when zope.event is installed?", False),    # control: the other case
+    ("ZODB.event.notify is never called for me. What does it do, zope.event installed?", False)])  # control: no case
+def test_a_question_on_a_case_of_something_not_so_is_answered_by_the_sentence_on_that_case(question: str,
+                                                                                         says_noop: bool):
+    """ZODB's event page says both cases, the first naming more of the question ("If zope.event is installed, then
+    ZODB.event.notify is simply an alias ..."): a question asking what happens when it is not installed is answered by
+    the sentence saying it of that case (which the better-covering one then joins). A negation that is not a case of
+    the question ("is never called for me") changes nothing."""
+    idf = {"zodb": 0.4, "event": 4.4, "notify": 4.1, "zope": 2.0, "installed": 4.1, "called": 2.0}
+    text = ("Going forward, ZODB will use an event mechanism.  ZODB.event.notify is called with events of interest.\n\n"
+            "If zope.event is installed, then ZODB.event.notify is simply an alias for zope.event.  If zope.event isn't "
+            "installed, then ZODB.event is a noop.")
+    said = " ".join(h.text for h in assess(Question(question, idf, 40), text, "Event support").highlights)
+    assert said.startswith("If zope.event is installed") and ("noop" in said) is says_noop
