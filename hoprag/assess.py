@@ -1047,6 +1047,10 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     chosen += _context(text, units, chosen)
     chosen += _follow_up(question, text, units, own, chosen)
     chosen += _gaps(text, units, chosen)
+    if not units[max(chosen)][2]:
+        # an answer does not end on a sentence introducing what it leaves out ("To avoid this issue you can at the
+        # very minimum do the following:", brought by what comes before, then its code): what it introduces comes too
+        chosen += [i for i in _introduced(text, units, max(chosen), False) if i not in chosen]
     spans = []
     if titles[best] and (heads[best] & question.weights.keys() - set().union(*(own[i] for i in chosen))
                          or _names_item(text[slice(*titles[best])], [text[slice(*units[i][:2])] for i in chosen])):

@@ -1288,3 +1288,19 @@ def test_a_question_on_a_case_of_something_not_so_is_answered_by_the_sentence_on
             "installed, then ZODB.event is a noop.")
     said = " ".join(h.text for h in assess(Question(question, idf, 40), text, "Event support").highlights)
     assert said.startswith("If zope.event is installed") and ("noop" in said) is says_noop
+
+
+@pytest.mark.parametrize("ends, shows", [(":", True),
+                                         (".", False)])  # control: a sentence introducing nothing brings nothing
+def test_an_answer_does_not_end_on_a_sentence_introducing_what_it_leaves_out(ends: str, shows: bool):
+    """Kazoo's logging setup: the message's sentence and its block answer, and "To avoid this issue ..." comes after
+    them as what to do about it -- ending on ":" it introduces the fix, which comes too (before, the answer ended on
+    "do the following:")."""
+    text = ("If logging is not setup for your application, you can get following message:\n\n```python\nNo handlers "
+            "could be found for logger \"kazoo.client\"\n```\n\nTo avoid this issue you can at the very minimum do the "
+            f"following{ends}\n\n```python\nimport logging\nlogging.basicConfig()\n```\n\nRead Python's logging "
+            "tutorial for more details.")
+    question = Question("How do I get rid of the 'No handlers could be found for logger' message?",
+                        {"rid": 3.0, "handlers": 2.0, "found": 2.0, "logger": 2.0, "message": 2.0}, 30)
+    said = [h.text for h in assess(question, text, "Logging Setup").highlights]
+    assert said[-1 - shows].startswith("To avoid this issue") and ("logging.basicConfig()" in said[-1]) is shows
