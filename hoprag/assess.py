@@ -630,10 +630,14 @@ def _introduced(text: str, units: list[tuple[int, int, bool]], last: int, how: b
             or any(_parted(text, units, i) for i in range(last + 1, at + 1)):
         return []  # nothing introduced, or it is under the next heading
     out = list(range(last + 1, at + 1))
-    size = len(say(at))
-    while (_is_item(text, units, at) and at + 1 < len(units) and _is_item(text, units, at + 1)
-           and size + len(say(at + 1)) <= MAX_CODE_CHARS):
-        at += 1  # a list: its further items, while they fit
+    size, later = len(say(at)), _items(text, units)
+    while _is_item(text, units, at):
+        after = at + 1
+        while after < len(units) and later[after] == at:
+            after += 1  # an item's later sentences: its first says what it is ("- 'oldState' -- The state ...")
+        if after >= len(units) or not _is_item(text, units, after) or size + len(say(after)) > MAX_CODE_CHARS:
+            break
+        at = after  # a list: its further items, while they fit
         out.append(at)
         size += len(say(at))
     if (not units[at][2] and _introduces(text, units, at) and at + 1 < len(units) and units[at + 1][2]

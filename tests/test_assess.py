@@ -1304,3 +1304,21 @@ def test_an_answer_does_not_end_on_a_sentence_introducing_what_it_leaves_out(end
                         {"rid": 3.0, "handlers": 2.0, "found": 2.0, "logger": 2.0, "message": 2.0}, 30)
     said = [h.text for h in assess(question, text, "Logging Setup").highlights]
     assert said[-1 - shows].startswith("To avoid this issue") and ("logging.basicConfig()" in said[-1]) is shows
+
+
+@pytest.mark.parametrize("later", [" The method is permitted to modify this value.", ""])  # control: one-sentence items
+def test_a_list_introduced_comes_whole_though_its_items_say_more_than_one_sentence(later: str):
+    """ZODB's "This method takes three arguments:" then three items of two or three sentences each: the items' first
+    sentences come (what each argument is), past their later ones -- before, only the first item came."""
+    text = ("To resolve a conflict, a class should define an '_p_resolveConflict' method. This method takes three "
+            "arguments:\n\n"
+            f"-  'oldState' -- The state of the object that the changes were based on.{later}\n\n"
+            f"-  'savedState' -- The state of the object that is currently stored in the database.{later}\n\n"
+            f"-  'newState' -- The state after changes made by the current transaction.{later}\n\n"
+            "The method should return the state of the object after resolving the differences.")
+    question = Question("Which method do I define so that ZODB can resolve write conflicts, and what arguments does it "
+                        "take?", {"method": 1.0, "define": 1.0, "resolve": 2.0, "write": 1.0, "conflicts": 2.0,
+                                  "arguments": 2.0, "take": 1.0, "zodb": 0.3}, 30)
+    said = [h.text for h in assess(question, text).highlights]
+    assert [x.split(" -- ")[0] for x in said if x.startswith("-")] == ["-  'oldState'", "-  'savedState'", "-  'newState'"]
+    assert not any("permitted" in x for x in said)
