@@ -21,7 +21,7 @@ STOP = frozenset(
     "their theirs he she they them him there than then into onto after before during one same also s "
     # the asker's own words and the pieces contractions leave ("I'm", "don't"): never what a question is about
     "i me my mine we our ours us you your yours can could should would m ll ve re t d don doesn didn isn aren "
-    "wasn weren".split())
+    "wasn weren hasn haven hadn won wouldn shouldn couldn mustn needn".split())
 
 
 def tokenize(text: str) -> list[str]:

@@ -14,6 +14,7 @@ from hoprag.corpus import Corpus, Doc
 from hoprag.engine import Engine
 from hoprag.lexicon import Lexicon
 from hoprag.text import sentences
+from hoprag.tokens import content
 from mcp_server.auth import fixed_caller
 from mcp_server.server import build_server
 
@@ -1322,3 +1323,13 @@ def test_a_list_introduced_comes_whole_though_its_items_say_more_than_one_senten
     said = [h.text for h in assess(question, text).highlights]
     assert [x.split(" -- ")[0] for x in said if x.startswith("-")] == ["-  'oldState'", "-  'savedState'", "-  'newState'"]
     assert not any("permitted" in x for x in said)
+
+
+def test_the_pieces_contractions_leave_weigh_nothing():
+    """"... that hasn't been saved yet?": "hasn" is no word of the need -- weighed as a rare word, it made a sentence
+    saying "hasn't" the answer. Every contraction's piece is a function word; the words they negate still count."""
+    question = Question("What value does _p_serial have on an object that hasn't been saved, and won't it be?",
+                        {"hasn": 4.0, "won": 4.0, "saved": 2.0, "serial": 4.0}, 40)
+    assert {"hasn", "won", "t"}.isdisjoint(question.weights) and {"save", "serial"} <= set(question.weights)
+    for piece in ("haven", "hadn", "wouldn", "shouldn", "couldn", "mustn", "needn", "doesn", "isn"):
+        assert content(f"It {piece}'t work") == ["work"], piece
