@@ -323,7 +323,8 @@ _WITHOUT = re.compile(r"(?i)\bwithout\b(?:\s+[\w`'-]+){1,4}")
 #: A case of something not so ("when zope.event isn't installed", "if no username is given"): a question asking what
 #: holds then is answered by the sentence saying it of that case, not by its neighbour on the other case ("If
 #: zope.event is installed, ... an alias for zope.event. If zope.event isn't installed, then ZODB.event is a noop.").
-_NEGATION = re.compile(r"(?i)\b(?:if|when|whenever|once|while|unless)\b(?:[^,;:?.!]|\.(?=\w))*?(?:n't\b|\b(?:not|never|no)\b)")
+_NEGATION = re.compile(r"(?i)\b(?:if|when|whenever|once|while|unless)\b(?:[^,;:?.!]|\.(?=\w))*?"
+                       r"(?:n't\b|\b(?:not|never|no)\b)")
 
 
 def _present(question: Question, said: str) -> str:

@@ -339,8 +339,8 @@ def search(
         trusted, text = engine.provenance.admits(h.doc), h.doc.text[:MAX_RESULT_TEXT_CHARS]
         found = assess(question, h.doc.text, f"{h.doc.title}\n{h.doc.section}") if trusted else None
         results.append(SearchResult(
-            id=h.doc.id, title=h.doc.title, url=h.doc.source, **_split(trusted, text), score=h.score, agreed=h.agreed,
-            stands_out=round(h.stands_out, 3), source=h.doc.source,
+            id=h.doc.id, title=h.doc.title, url=h.doc.source, **_split(trusted, text), score=h.score,
+            agreed=h.agreed and trusted, stands_out=round(h.stands_out, 3) if trusted else 0.0, source=h.doc.source,
             trusted=trusted, updated=_date(h.doc), facts=_facts(engine, h.doc), document=h.doc.document_id,
             section=h.doc.section, coverage=found.coverage if found else 0.0,
             highlights=[Highlight(text=x.text, start=x.start, end=x.end, code=x.code) for x in found.highlights] if found else [],

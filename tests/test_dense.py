@@ -291,3 +291,22 @@ def test_a_hits_standing_is_its_cosine_in_standard_deviations_above_the_views_me
             assert hits and all(h.stands_out == pytest.approx(want[h.doc.id]) for h in hits), query
             assert max(h.stands_out for h in hits) > 0
     assert [h.stands_out for h in Engine(c, "bm25-titles").search("release gate telemetry", pub, 10)] == [0.0]
+
+
+def test_an_untrusted_hit_carries_no_standing_and_no_agreement():
+    """Coverage, highlights, agreement and standing are evidence: an untrusted hit has none of them (docs/tools.md), so
+    no client reads the embedding's verdict on text that must never become evidence. Control: the same document
+    trusted stands out and is agreed on."""
+    from hoprag.access import Principal
+    from mcp_server import tools
+
+    def first(trusted: bool) -> dict:
+        docs = (Doc("gate", "The release gate checks telemetry before a deploy.", frozenset({"pub"}),
+                    title="Release gate", trusted=trusted),
+                *(d for d in corpus().docs if d.id != "pub1"))
+        engine = Engine(Corpus(docs, Lexicon(())), "bm25-titles", vectors=Vectors.of(HashEmbedder(), docs))
+        hits = tools.search(engine, Principal("p", frozenset({"pub"})), "release gate telemetry", 5).results
+        return next(h.model_dump() for h in hits if h.id == "gate")
+
+    assert first(True)["agreed"] and first(True)["stands_out"] > 0
+    assert not first(False)["agreed"] and first(False)["stands_out"] == 0.0
