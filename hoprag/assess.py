@@ -122,9 +122,12 @@ _ASIDE = re.compile(r"(?i)\b(?:instead\s+of|rather\s+than|other\s+than|besides|e
                     r"default(?:s|ed|ing)?\b")
 #: A question asking what or which holds when something is not given ("If I don't configure license-files, which glob
 #: patterns does setuptools use ...?", "what maximum edit distance is used if I write a fuzzy term like cat~ without a
-#: number?") asks for a default, without the word: "If you don't specify an edit distance, the default is 1" answers.
+#: number?", "When publishing ... and no username is provided by any source, what value does Hatch fall back to?") asks
+#: for a default, without the word: "If you don't specify an edit distance, the default is 1" answers.
 _OMITTED = re.compile(r"(?i)\b(?:if|when)\s+(?:i|you|we|one)\s+(?:don't|do\s+not|didn't|never)\s+(?:pass|give|set|specify"
-                      r"|provide|supply|write|add|configure|include)\b|\bwithout\s+(?:a|an|specifying|passing|giving)\s")
+                      r"|provide|supply|write|add|configure|include)\b|\bwithout\s+(?:a|an|specifying|passing|giving)\s"
+                      r"|\b(?:if|when)\b[^,;?]*?\b(?:no\s+[\w`'-]+\s+(?:is|are)|(?:is|are)\s+not)\s+"
+                      r"(?:given|provided|passed|set|specified|supplied|configured)\b")
 _WHAT = re.compile(r"(?i)\b(?:what|which)\b")
 #: Asking for a default value itself ("What are the default truncation limits ...?"), not for what happens by default
 #: ("Which workers does it start by default?" -- "the sync worker class" says it in words).
@@ -417,8 +420,10 @@ def states_place(text: str) -> bool:
 
 
 #: Saying what holds unless one says otherwise, without the word "default" ("With no other configuration, simply
-#: calling `invoke` will look for ...", "If omitted, ...", "... unless otherwise specified").
-_UNLESS_SAID = re.compile(r"(?i)\b(?:with\s+no\s+other\s+configuration|out\s+of\s+the\s+box|unless\s+otherwise\s+"
+#: calling `invoke` will look for ...", "If omitted, ...", "... unless otherwise specified", "As a fallback the value
+#: `__token__` is applied.").
+_UNLESS_SAID = re.compile(r"(?i)\b(?:as\s+a\s+fallback|falls?\s+back\s+(?:to|on)|with\s+no\s+other\s+configuration"
+                          r"|out\s+of\s+the\s+box|unless\s+otherwise\s+"
                           r"(?:specified|configured|set|given|stated)|if\s+(?:it\s+is\s+|they\s+are\s+)?(?:omitted|not\s+"
                           r"(?:specified|given|set|provided|passed|configured))|when\s+(?:omitted|not\s+(?:specified|given"
                           r"|set|provided|passed)))\b")

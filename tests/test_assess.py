@@ -1333,3 +1333,25 @@ def test_the_pieces_contractions_leave_weigh_nothing():
     assert {"hasn", "won", "t"}.isdisjoint(question.weights) and {"save", "serial"} <= set(question.weights)
     for piece in ("haven", "hadn", "wouldn", "shouldn", "couldn", "mustn", "needn", "doesn", "isn"):
         assert content(f"It {piece}'t work") == ["work"], piece
+
+
+@pytest.mark.parametrize("question, fallback", [
+    ("When publishing to an index and no username is provided by any source, what value does Hatch fall back to?", True),
+    ("Where does Hatch store the username when interactively provided credentials were used?", False)])  # control
+def test_a_question_on_what_holds_when_nothing_is_given_is_answered_by_the_fallback(question: str, fallback: bool):
+    """Hatch's publishing page lists where the username comes from, then "As a fallback the value `__token__` is
+    applied.": what holds when none of them gives one is a default without the word, as "falls back to" says it --
+    before, the sentence on interactively provided credentials, holding more of the question's words, answered.
+    Control: a question on those credentials asks nothing of a case left unsaid: the fallback does not answer it."""
+    text = ("The username is derived from the following sources, in order of precedence:\n\n"
+            "1. The  `--user` / `-u` cli option.\n2. The `HATCH_INDEX_USER` environment variable.\n"
+            "3. The `repos` tables.\n4. The `~/.pypirc` file.\n5. The input to an interactive prompt.\n\n"
+            "As a fallback the value `__token__` is applied.\n\nThe password is looked up in these:\n\n"
+            "1. The `~/.pypirc` file\n   if the username was provided by it.\n2. The `--auth` / `-a` cli option.\n"
+            "3. The `HATCH_INDEX_AUTH` environment variable.\n\nIf interactively provided credentials were used, the "
+            "username will be stored in\nHatch's cache and the password stored in the available\nkeyring backed "
+            "credentials stores.")
+    idf = {"publishing": 2.6, "index": 1.5, "username": 3.0, "provided": 2.4, "source": 1.5, "value": 1.2,
+           "hatch": 0.1, "fall": 3.5, "back": 2.5, "store": 2.2, "interactively": 3.5, "credentials": 3.3, "used": 0.8}
+    said = " ".join(h.text for h in assess(Question(question, idf, 300), text, "How to authenticate").highlights)
+    assert ("`__token__`" in said) is fallback, said
