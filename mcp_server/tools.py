@@ -97,11 +97,11 @@ class SearchResult(BaseModel):
     score: float = Field(description="Ranker score; higher is better. Ties are broken by id.")
     agreed: bool = Field(default=False, description="First in both the word (BM25) and the meaning (embedding) "
                                                      "ranking: the two agree this passage is what the query is about "
-                                                     "(false without passage vectors).")
+                                                     "(false without passage vectors, and for an untrusted result).")
     stands_out: float = Field(default=0.0, description="How far this passage stands out in meaning from everything "
                                                        "you may read: its embedding cosine with the query, in standard "
                                                        "deviations above the mean over your documents (0 without "
-                                                       "passage vectors).")
+                                                       "passage vectors, and for an untrusted result).")
     source: str
     trusted: bool = Field(description=TRUSTED)
     updated: str | None = Field(description="ISO date of the last update (conflicts: newest wins).")
