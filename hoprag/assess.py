@@ -580,7 +580,7 @@ def _remedies(question: Question, say: str) -> bool:
     return _DOES.search(say) is not None and names_new(question, say)
 
 
-def _remedy_after(text: str, units: list[tuple[int, int, bool]], last: int) -> list[int]:
+def _remedy_after(text: str, units: list[tuple[int, int, bool]], last: int, items: list[int | None]) -> list[int]:
     """For a question asking what to do about a problem: the first sentence within :data:`NEAR` after ``last``, in its
     section and past an example, that says what to do (:data:`_DOES`) -- with what it introduces. The docs describe
     the problem, then the remedy ("999 is a custom response status code used by some sites to throttle requests." then
@@ -593,7 +593,7 @@ def _remedy_after(text: str, units: list[tuple[int, int, bool]], last: int) -> l
             continue
         seen += 1
         if _DOES.search(text[units[at][0]:units[at][1]]):
-            return [at, *_introduced(text, units, at, False)]
+            return [at, *_introduced(text, units, at, False, items)]
     return []
 
 
@@ -621,11 +621,13 @@ def _list_intro(text: str, units: list[tuple[int, int, bool]], last: int) -> int
     return at if at < last and not units[at][2] and _introduces(text, units, at) else None
 
 
-def _introduced(text: str, units: list[tuple[int, int, bool]], last: int, how: bool) -> list[int]:
+def _introduced(text: str, units: list[tuple[int, int, bool]], last: int, how: bool,
+                items: list[int | None]) -> list[int]:
     """What the sentence ``last`` introduces: after a sentence ending in ":" ("We implement this in two
     steps:", "use the following command:") the answer is what follows -- the code block, the list's
     items, or the line after a short label ("Unix/macOS:") -- so it comes along, up to
-    :data:`MAX_CODE_CHARS`. A "how" question's best sentence brings the code block that follows it too."""
+    :data:`MAX_CODE_CHARS`. A "how" question's best sentence brings the code block that follows it too.
+    ``items``: each unit's list item (:func:`_items`), which the caller has found once for the passage."""
     def say(i: int) -> str:
         return text[units[i][0]:units[i][1]]
 
@@ -636,10 +638,10 @@ def _introduced(text: str, units: list[tuple[int, int, bool]], last: int, how: b
             or any(_parted(text, units, i) for i in range(last + 1, at + 1)):
         return []  # nothing introduced, or it is under the next heading
     out = list(range(last + 1, at + 1))
-    size, later = len(say(at)), _items(text, units)
+    size = len(say(at))
     while _is_item(text, units, at):
         after = at + 1
-        while after < len(units) and later[after] == at:
+        while after < len(units) and items[after] == at:
             after += 1  # an item's later sentences: its first says what it is ("- 'oldState' -- The state ...")
         if after >= len(units) or not _is_item(text, units, after) or size + len(say(after)) > MAX_CODE_CHARS:
             break
@@ -873,7 +875,7 @@ def _gaps(text: str, units: list[tuple[int, int, bool]], chosen: list[int]) -> l
 
 
 def _follow_up(question: Question, text: str, units: list[tuple[int, int, bool]], own: list[set[str]],
-               chosen: list[int]) -> list[int]:
+               chosen: list[int], items: list[int | None]) -> list[int]:
     """The sentence right after the answer's last, in its section, that refers back to it (:func:`_refers_back`) and
     says a word of the question its sentences do not -- or, for a "which ..." or "is there a ...?" question, names
     something (:func:`names_new`) -- while there is room, with the code it introduces: the docs state a thing, then
@@ -889,7 +891,7 @@ def _follow_up(question: Question, text: str, units: list[tuple[int, int, bool]]
     names = (question.which or question.means) and names_new(question, text[units[after][0]:units[after][1]])
     if not names and not (own[after] - seen) & question.weights.keys():
         return []
-    return [after, *_introduced(text, units, after, False)]  # "..., like this:" brings its code
+    return [after, *_introduced(text, units, after, False, items)]  # "..., like this:" brings its code
 
 
 #: A heading that is a name in code: a setting, option, field or object a reference page describes under it
@@ -1014,7 +1016,7 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
         last = max(chosen + led)
         intro = _list_intro(text, units, last)
         opens = intro if intro is not None and intro in chosen else last
-        chosen += [*led, *(i for i in _introduced(text, units, opens, show) if i not in chosen + led)]
+        chosen += [*led, *(i for i in _introduced(text, units, opens, show, items) if i not in chosen + led)]
         if show and not any(units[i][2] for i in chosen):
             chosen += [i for i in _shown_code(text, units, max(chosen)) if i not in chosen]
         if show and not any(units[i][2] for i in chosen) and len(chosen) < MAX_SENTENCES:
@@ -1042,7 +1044,7 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
                     chosen += _named_after(question, text, units, own, chosen)
         if (question.remedy and _room(units, chosen) > 0
                 and not any(_DOES.search(text[units[i][0]:units[i][1]]) for i in chosen)):
-            chosen += _remedy_after(text, units, max(chosen))
+            chosen += _remedy_after(text, units, max(chosen), items)
         if question.how:  # a how answer's code is its answer ("If you want to send JSON data:" then the call): it counts
             focus = question.covered(set().union(heads[best], *(own[i] for i in chosen)))
     if question.default:
@@ -1055,12 +1057,12 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
             if later is not None and later not in chosen:
                 chosen.append(later)
     chosen += _context(text, units, chosen)
-    chosen += _follow_up(question, text, units, own, chosen)
+    chosen += _follow_up(question, text, units, own, chosen, items)
     chosen += _gaps(text, units, chosen)
     if not units[max(chosen)][2]:
         # an answer does not end on a sentence introducing what it leaves out ("To avoid this issue you can at the
         # very minimum do the following:", brought by what comes before, then its code): what it introduces comes too
-        chosen += [i for i in _introduced(text, units, max(chosen), False) if i not in chosen]
+        chosen += [i for i in _introduced(text, units, max(chosen), False, items) if i not in chosen]
     spans = []
     if titles[best] and (heads[best] & question.weights.keys() - set().union(*(own[i] for i in chosen))
                          or _names_item(text[slice(*titles[best])], [text[slice(*units[i][:2])] for i in chosen])):

@@ -282,7 +282,7 @@ class View:
                     boosted[self.entities.titled(j)] += bonus
             scores = boosted
         agreed: set[int] = set()
-        standing = np.zeros(len(scores))
+        standing = _no_standing
         if self.dense is not None:
             assert self.vectors is not None
             similar = self.similarity(query)
@@ -293,14 +293,20 @@ class View:
                 scores = fuse(scores, similar, floor)
             else:
                 scores = np.where(similar >= floor, similar, 0.0)
-        return [Hit(self.docs[i], float(scores[i]), int(i) in agreed, float(standing[i])) for i in self._top(scores, k)]
+        return [Hit(self.docs[i], float(scores[i]), int(i) in agreed, standing(int(i))) for i in self._top(scores, k)]
 
 
-def _standing(similar: np.ndarray) -> np.ndarray:
-    """Each cosine in standard deviations above the mean of all of them (zeros when they do not vary): over the
-    caller's view only, so a passage's standing says nothing of what the caller may not read."""
-    spread = float(similar.std()) if len(similar) > 1 else 0.0
-    return (similar - similar.mean()) / spread if spread > 0 else np.zeros(len(similar))
+def _standing(similar: np.ndarray) -> Callable[[int], float]:
+    """A row's cosine in standard deviations above the mean of all of them (0 when they do not vary): over the
+    caller's view only, so a passage's standing says nothing of what the caller may not read. Only the returned hits
+    are scaled, not every row of the view."""
+    mean, spread = (float(similar.mean()), float(similar.std())) if len(similar) > 1 else (0.0, 0.0)
+    return (lambda i: float((similar[i] - mean) / spread)) if spread > 0 else _no_standing
+
+
+def _no_standing(i: int) -> float:
+    """No standing: a search without passage vectors, or over cosines that do not vary."""
+    return 0.0
 
 
 def _first_in_both(lexical: np.ndarray, similar: np.ndarray) -> set[int]:
