@@ -955,14 +955,19 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     told = [i for i in near if _remedies(question, text[units[i][0]:units[i][1]])]
     read = {i: shown[i].union(*(own[j] for j in near if j < i and near[i] - near[j] <= NEAR
                                 and titles[j] == titles[i] and not any(j <= k < i for k in told))) for i in told}
-    # of units covering as much, the one covering most in its own words (a sentence saying it before one only
+    # of units covering as much, for a question asking how or which, one saying what to do (read with the situation
+    # before it: "Cross-origin browser requests are rejected by default." then "..., pass one or more
+    # `--cors-allow-origin` options" over "`blackd` will then print an access log similar to most web servers" for
+    # "... the requests get refused. Which flag lets my site's domain through?") -- a question asking whether one can
+    # is answered by what holds -- then the one covering most in its own words (a sentence saying it before one only
     # introducing code that shows it), then of parallel entries (list items, table rows, reference entries) the one
     # saying least else -- the most to the point: "Add all files under directories matching `dir-pattern`" over the
     # same "... that match any of the listed patterns" -- then the first (prose defines before it goes on: "... runs in
     # single-user mode: one principal ..." before "Single-user mode serves stdio only"); one covering it with what it
     # introduces or with the sentences before it comes after those that stand alone
     said = [read.get(i, shown[i]) for i in range(len(units))]  # what each unit is scored with
-    scored = [(question.covered(said[i]), not code, question.covered(own[i]),
+    scored = [(question.covered(said[i]), not code, (question.how or question.which) and i in read,
+               question.covered(own[i]),
                (-len(own[i]) if _entry(text, units, i) or named[i] is not None else 0)
                if said[i] <= own[i] | heads[i] else -math.inf, -i)
               for i, (_, _, code) in enumerate(units)]

@@ -600,7 +600,7 @@ def test_a_which_question_naming_code_is_answered_by_the_sentence_naming_it():
 
 @pytest.mark.parametrize("said, asked, whether, name, unnamed, first", [
     ("By default, a group is not invoked unless a subcommand is passed. In fact, not providing one passes `--help` "
-     "instead.{gap}This can be changed by passing `{name}` to the group. Groups nest.",
+     "instead.{gap}This changes with `{name}` on the group. Groups nest.",
      "How can a group be invoked when no subcommand is passed?", "Is a group invoked when no subcommand is passed?",
      "invoke_without_command=True", "always=True", "By default"),
     ("Aliases are often chained. In this case the alias cannot be resolved, since the chain goes in a loop."
@@ -610,8 +610,8 @@ def test_a_which_question_naming_code_is_answered_by_the_sentence_naming_it():
 ], ids=["how", "which"])
 def test_an_answer_reads_on_in_its_paragraph_to_the_sentence_naming_what_is_asked(said: str, asked: str, whether: str,
                                                                                  name: str, unnamed: str, first: str):
-    """Docs state the task, then say how a sentence or two later ("This can be changed by passing
-    `invoke_without_command=True`"), or set the scene, then name the thing asked ("... the chain goes in a loop. Then
+    """Docs state the task, then say how a sentence or two later ("This changes with `invoke_without_command=True`";
+    one saying what to do, "pass ...", answers a "how" question on its own), or set the scene, then name the thing asked ("... the chain goes in a loop. Then
     it stops with a `CyclicAliasError`"). Controls: a question asking neither, code naming nothing the answer lacks
     (for "how", none of the question's words; for "which", only the question's), and the same sentence past a
     paragraph break are not read on to."""
@@ -860,8 +860,9 @@ def test_an_answer_brings_the_sentences_it_refers_back_to_and_the_instead_after_
     kept = Question("My generator raises a RuntimeError. How do I keep the request available?", {}, 10)
     said = [h.text for h in assess(kept, stream).highlights]
     assert "If that is a problem, use the `stream_with_context` wrapper." in said and said[-1].startswith("```")
-    cut = stream.replace(" This will keep", "\n\nThis will keep")  # referring back across a paragraph break
-    assert not any("use the `stream_with_context`" in h.text for h in assess(kept, cut).highlights)
+    # referring back across a paragraph break (to a sentence not saying what to do, which would answer on its own)
+    cut = stream.replace(" This will keep", "\n\nThis will keep").replace("use the", "there is the")
+    assert not any("there is the `stream_with_context`" in h.text for h in assess(kept, cut).highlights)
     # a sentence opening on "In that case", "With these ..." refers back too; "In this section" points at the page
     group = ("By default, the help page is shown when no subcommand is given. This behavior can be changed by passing "
              "`invoke_without_command=True` to a group. In that case, the callback is always invoked instead.")
@@ -1040,6 +1041,23 @@ def test_a_sentence_saying_what_to_do_reads_with_the_situation_before_it():
     for question, said in ((why, text), (Question(how, {}, 10), apart), (Question(how, {}, 10), must),
                            (Question(how, {}, 10), noted)):
         assert "stub_docs_first" not in " ".join(h.text for h in assess(question, said).highlights)
+
+
+def test_of_sentences_covering_as_much_a_how_or_which_question_takes_the_one_saying_what_to_do():
+    """"... the requests get refused. Which flag lets them through?": the access-log sentence holds "web" and
+    "request", as the sentence saying what to do holds "browser" read with the situation before it ("Cross-origin
+    browser requests are rejected by default."); of the two covering as much, the one saying what to do answers a
+    question asking which or how. Control: a question asking whether they can get through is answered by what holds,
+    as before."""
+    text = ("The server prints an access log like most web servers, one line per request. It listens on port 45484."
+            "\n\nCross-origin browser requests are rejected by default. If you need to reach it from a "
+            "browser-based client, pass `--allow-origin` once for each origin to allow.")
+    asked = "My web page calls it from the browser and the requests get refused. "
+    for ask in ("Which flag lets them through?", "How do I let them through?"):
+        said = [h.text for h in assess(Question(asked + ask, {}, 10), text).highlights]
+        assert "`--allow-origin`" in said[0] and not any("access log" in h for h in said)
+    whether = [h.text for h in assess(Question(asked + "Can they get through?", {}, 10), text).highlights]
+    assert whether[0].startswith("The server prints an access log") and "--allow-origin" not in " ".join(whether)
 
 
 def test_a_question_asking_what_to_do_about_a_problem_reads_on_to_the_remedy():
