@@ -24,7 +24,7 @@ from typing import Callable, Mapping
 
 import Stemmer
 
-from .text import FENCE, INLINE_CODE, sentence_ends
+from .text import FENCE, INLINE_CODE, REFERS_BACK, sentence_ends
 from .tokens import content, identifiers
 
 #: At most this many sentences make a highlight (the answer a person reads is short).
@@ -700,7 +700,7 @@ def _leads_to(question: Question, text: str, units: list[tuple[int, int, bool]],
     if at >= len(units) or units[at][2] or any(_parted(text, units, i) for i in range(last + 1, at + 1)):
         return []
     say = text[units[at][0]:units[at][1]]
-    refers = (_REFERS.match(say) is not None or _THIS.search(say) is not None) and _HOW_TO.search(say) is not None
+    refers = (REFERS_BACK.match(say) is not None or _THIS.search(say) is not None) and _HOW_TO.search(say) is not None
     named = INLINE_CODE.findall(say)
     if _introduces(text, units, at) and at + 1 < len(units) and units[at + 1][2]:
         named.append(text[units[at + 1][0]:units[at + 1][1]])  # the code it introduces names it
@@ -782,17 +782,8 @@ def _grown(question: Question, units: list[tuple[int, int, bool]], own: list[set
     return chosen
 
 
-#: A sentence referring back to the one before it ("This variable can also be set to ...", "It is ...", "With these
-#: configured, ...", "In that case ...", "If you are using this plugin, ...", "Instead of writing ..., it writes ..."):
-#: it reads only with that one -- and so does one drawing a conclusion from it ("Therefore, they cannot be nested").
-#: Nouns naming a part of the docs themselves: "this section" points at the page, not back.
-_PAGE = r"section|chapter|tutorial|guide|page"
-_REFERS = re.compile(rf"(?:This|These|Those|It|They|Such)\b|(?:With|Without|Given|Using|For|In) (?:this|these|that|those"
-                     rf"|such)\b(?! (?:{_PAGE}|document|step|example|part)\b)"
-                     rf"|(?:If|When|Once|Unless|While)\b[^,.;:\n]*?\bth(?:is|ese)\b(?! (?:{_PAGE})\b)"
-                     r"|(?:Instead of|Unlike|Like|As with|Apart from)\b[^,.;:]*?,\s+(?:it|they)\b"
-                     r"|(?:Therefore|Thus|Hence|Consequently|As a result|Because of (?:this|that))\b")
-#: ... or with a demonstrative and a noun anywhere in it ("Setuptools maintainers recommend strongly against this
+#: A sentence referring back to the one before it -- opening on it (:data:`hoprag.text.REFERS_BACK`) or with a
+#: demonstrative and a noun anywhere in it ("Setuptools maintainers recommend strongly against this
 #: precautionary approach.", "At Stripe, this concept is called ...", "A larger value is clamped to that maximum") --
 #: not "that" joining a clause ("so that the value ...").
 _BACK = re.compile(r"\b(?:this|these|that|those|such)\s+(?:(?!(?:the|a|an)\b)[\w-]+\s+)?"
@@ -843,14 +834,14 @@ def _context(text: str, units: list[tuple[int, int, bool]], chosen: list[int]) -
         return _room(units, [*chosen, *out]) > 0
 
     for first in sorted(i for i in chosen if not units[i][2]):
-        while room() and (_REFERS.match(text, units[first][0]) or _refers_back(text, *units[first][:2])) \
+        while room() and (REFERS_BACK.match(text, units[first][0]) or _refers_back(text, *units[first][:2])) \
                 and _goes_on(text, units, first) \
                 and first - 1 not in chosen and first - 1 not in out:
             first -= 1
             out.append(first)
     after = max(chosen) + 1
     if (room() and after < len(units) and not units[after][2] and _goes_on(text, units, after)
-            and _REFERS.match(text, units[after][0]) and _LIMITS.search(text, units[after][0], units[after][1])):
+            and REFERS_BACK.match(text, units[after][0]) and _LIMITS.search(text, units[after][0], units[after][1])):
         out.append(after)
         after += 1
     while after < len(units) and _goes_on(text, units, after) and not _INSTEAD.match(text, units[after][0]):

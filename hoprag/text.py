@@ -71,3 +71,16 @@ def is_entity(name: str) -> bool:
     """One name word: what the reader takes as a fact's subject and a relation walk searches for
     next (the chapter's rule: "Project Falcon" is read, and searched, as "Falcon")."""
     return len(name.split()) == 1 and is_name(name)
+
+
+#: A sentence referring back to the one before it ("This variable can also be set to ...", "It is ...", "With these
+#: configured, ...", "In that case ...", "If you are using this plugin, ...", "Instead of writing ..., it writes ..."):
+#: it reads only with that one (an answer quoting it brings that one along; passages are not cut between the two
+#: when they fit one) -- and so does one drawing a conclusion from it ("Therefore, they cannot be nested").
+#: Nouns naming a part of the docs themselves: "this section" points at the page, not back.
+_PAGE = r"section|chapter|tutorial|guide|page"
+REFERS_BACK = re.compile(rf"(?:This|These|Those|It|They|Such)\b|(?:With|Without|Given|Using|For|In) (?:this|these|that|those"
+                         rf"|such)\b(?! (?:{_PAGE}|document|step|example|part)\b)"
+                         rf"|(?:If|When|Once|Unless|While)\b[^,.;:\n]*?\bth(?:is|ese)\b(?! (?:{_PAGE})\b)"
+                         r"|(?:Instead of|Unlike|Like|As with|Apart from)\b[^,.;:]*?,\s+(?:it|they)\b"
+                         r"|(?:Therefore|Thus|Hence|Consequently|As a result|Because of (?:this|that))\b")

@@ -176,6 +176,21 @@ def test_long_sections_split_at_paragraphs_into_passages_within_the_range():
     assert [p for _, t in parts for p in t.split("\n\n")] == paragraphs  # cut between paragraphs only
 
 
+def test_a_long_section_is_not_cut_before_a_paragraph_referring_back_to_the_one_before_it():
+    """"With this setting, the application will reject ..." opening a passage names no setting: the one it refers
+    to was left in the passage before. A paragraph opening on what the one before it said stays with that one.
+    Controls: the same paragraph not referring back opens the passage; nothing is lost and no passage is too long."""
+    paragraphs = [words(7, f"p{i}") for i in range(10)]
+    plain = chunk("# Long\n\n" + "\n\n".join(paragraphs) + "\n")
+    assert [t.split("\n\n")[0] for _, t in plain][1] == paragraphs[5]  # the cut falls before p5
+    referring = [*paragraphs[:5], "With this setting, " + paragraphs[5][0].lower() + paragraphs[5][1:], *paragraphs[6:]]
+    parts = chunk("# Long\n\n" + "\n\n".join(referring) + "\n")
+    assert [t.split("\n\n")[0] for _, t in parts][1] == paragraphs[6]
+    assert referring[4] + "\n\n" + referring[5] in parts[0][1]
+    assert [p for _, t in parts for p in t.split("\n\n")] == referring
+    assert all(len(t) <= MAX_PASSAGE_CHARS for _, t in parts)
+
+
 def test_a_short_last_passage_joins_the_one_before_it_and_no_passage_is_lost_or_repeated():
     """A long section's short tail is folded into the passage before it; the passage before that stays
     (``out[-2] += out.pop()`` had stored the merged passage over the one before it: Jinja's "Whitespace

@@ -19,7 +19,9 @@ headings and paragraphs is read line by line, to the same blocks). Then:
   heading path its parts have in common (their parent), or the first part's path when they share
   no heading.
 - **Long sections split** between units into near-equal passages of at most
-  :data:`MAX_PASSAGE_CHARS`. A unit longer than that is cut: code at blank lines, else between
+  :data:`MAX_PASSAGE_CHARS`, never before a paragraph or sentence opening on what the one before it
+  said ("With this setting, the application will reject ...": a passage starting there names no
+  setting) while the two fit one passage. A unit longer than that is cut: code at blank lines, else between
   lines, each piece fenced again (the first stays with its intro); prose between list items or
   table rows, else sentences, else words.
 
@@ -37,7 +39,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from ..corpus import SECTION_SEPARATOR
-from ..text import sentence_spans
+from ..text import REFERS_BACK, sentence_spans
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -47,7 +49,7 @@ if TYPE_CHECKING:
 MAX_PASSAGE_CHARS = 1500
 MIN_PASSAGE_CHARS = 300
 #: What the readers and this chunker make of a file: change it with them, and every file is read again.
-VERSION = "23"
+VERSION = "24"
 _LIST_ITEM = re.compile(r"^[ \t]{0,3}(?:(?:[-*+]|\d{1,9}[.)])[ \t]|\|)")  # a list item's or a table row's first line
 _FENCE_CLOSE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*$")
 #: What only the Markdown parser reads right, besides code, HTML and tabs anywhere (:func:`_plain_blocks`):
@@ -349,7 +351,8 @@ def _items(group: list[_Section], limit: int) -> list[_Item]:
         atoms = [a for k, unit in enumerate(section.units) for a in _atoms(unit, room if k == 0 else limit)]
         for k, (sep, text, bound) in enumerate(atoms):
             after_heading = k == 0 and bool(items) and not items[-1].text
-            items.append(_Item(section.path, text, sep, bound or after_heading,
+            back = k > 0 and REFERS_BACK.match(text.lstrip()) is not None  # "With this setting, ..."
+            items.append(_Item(section.path, text, sep, bound or after_heading or back,
                                section.line if k == 0 else "", counted and k == 0))
     if not items[-1].text:  # a heading with no text at the end stays with what comes before it
         items[-1].bound = True
