@@ -139,11 +139,12 @@ _REMEDY = re.compile(r"(?i)\b(?:how\s+(?:do|can|should|would)\s+(?:i|we|you|one)
                      r"(?:do|call|use|change|set|put|write|pass))\b")
 _local = threading.local()
 #: Words of asking rather than of the need ("How can I ...", "Is there a way to ..."), and the asker's emphasis ("which
-#: files will it actually upload?", "which function do I still have to call?", "a greenlet that is already dead"): a
-#: passage is not expected to contain them, so they do not count toward coverage.
+#: files will it actually upload?", "which function do I still have to call?", "a greenlet that is already dead"), and
+#: saying ("What do the maintainers say?", "a file bigger than, say, 16 MB"): a passage is not expected to contain
+#: them, so they do not count toward coverage.
 ASKING = frozenset("will shall may might must want wants need needs possible way ways please here anyone someone "
                    "something actually really exactly just still already even yet ever anyway somehow basically "
-                   "simply".split())
+                   "simply say says".split())
 
 #: Asking what changes a behaviour ("which parameter changes that?", "... can I turn it off?").
 _CHANGE = re.compile(r"(?i)\b(?:change|changes|configure|configures|override|overrides|customi[sz]e|disable|disables"

@@ -1164,6 +1164,10 @@ def test_the_askers_emphasis_is_not_what_a_passage_must_say():
     assert asked.covered(stems(answer)) == 1.0
     needs = Question("Which artifacts will `tool publish` actually upload, just those?", {}, 10)
     assert needs.covered(stems(answer)) < 1.0
+    # ... and saying is asking: "What do the maintainers say?" asks what they recommend, in whatever words
+    said = "The maintainers recommend strongly against pinning an upper bound."
+    assert Question("Should I pin an upper bound? What do the maintainers say?", {}, 10).covered(stems(said)) == 1.0
+    assert Question("Should I pin an upper bound? What do the maintainers ask?", {}, 10).covered(stems(said)) < 1.0
 
 
 @pytest.mark.parametrize("asked, reads_on", [("Threads made with the low-level thread module are not traced. What "

@@ -432,6 +432,7 @@ def test_the_second_question_may_be_led_by_a_preposition_or_an_adverb(question: 
     "Which saves more, and if so, why?",
     "The default port is taken; how do I run on another one?",  # context, then one question
     "What is X and what is Y?",  # parts naming nothing
+    "Should I pin an upper bound on the toolkit? What do the maintainers say?",  # one name, and asking words
     "How do I install the toolkit?",
     "Which saves more: the cache or the batch API?"])
 def test_a_single_question_is_not_split(question):

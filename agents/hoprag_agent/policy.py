@@ -14,7 +14,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from hoprag.assess import (INLINE_CODE, ITEM as _ITEM, Question, gives_default, names_code, release_notes,
+from hoprag.assess import (ASKING, INLINE_CODE, ITEM as _ITEM, Question, gives_default, names_code, release_notes,
                            states_default, states_number, states_place, states_version, stems)
 from hoprag.corpus import Doc
 from hoprag.entities import norm
@@ -182,7 +182,8 @@ def parts(question: str) -> list[str]:
     if not _ASKS.match(asks):  # the asking, and it sets both parts' scene
         return []  # "The default port is taken; how do I ...": the first part is context, not a question
     both = [first if first.endswith("?") else f"{first}?", f"{phrase}, {second}" if phrase else second]
-    return both if all(len(content(p)) >= PART_WORDS for p in both) else []
+    # a part naming one thing, its other words asking ("What do the maintainers say?"), asks about the other part
+    return both if all(len([w for w in content(p) if w not in ASKING]) >= PART_WORDS for p in both) else []
 
 
 def queries_for(entity: str, goal: str, start: bool = False) -> tuple[str, str]:
