@@ -17,7 +17,7 @@ AGENT_USES_FROM_ENGINE = frozenset({
     "hoprag.settings",
     "hoprag.access.Access", "hoprag.access.AccessError", "hoprag.access.Principal", "hoprag.access.load_access",
     "hoprag.corpus.Doc", "hoprag.corpus.load_corpus",
-    "hoprag.assess.INLINE_CODE", "hoprag.assess.ITEM", "hoprag.assess.Question", "hoprag.assess.gives_default",
+    "hoprag.assess.ASKING", "hoprag.assess.INLINE_CODE", "hoprag.assess.ITEM", "hoprag.assess.Question", "hoprag.assess.gives_default",
     "hoprag.assess.names_code", "hoprag.assess.release_notes", "hoprag.assess.states_default",
     "hoprag.assess.states_number", "hoprag.assess.states_place", "hoprag.assess.states_version", "hoprag.assess.stems",
     "hoprag.entities.norm",
