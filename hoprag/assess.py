@@ -180,10 +180,16 @@ def _turned(phrase: re.Match[str]) -> str:
 _STOP_FROM = re.compile(r"(?i)\bstop(?:s|ped|ping)?\b(?=[^.?!,;]*?\bfrom\s+\w+ing\b)")
 
 
+#: Where the asker expects the answer ("..., according to the attrs docs?", "as per the reference guide"): the source,
+#: not the need -- every page is the docs.
+_SOURCE = re.compile(r"(?i),?\s*\b(?:according\s+to|as\s+per|per)\s+(?:the\s+)?(?:[\w.-]+\s+){0,2}"
+                     r"(?:docs|documentation|manual|guide|reference)\b")
+
+
 def said(question: str) -> str:
     """``question`` in documentation's words: turning a thing on or off, or stopping it from doing something, is
-    enabling or disabling it."""
-    return _STOP_FROM.sub("disable", _TURN.sub(_turned, question))
+    enabling or disabling it; where the asker expects the answer (:data:`_SOURCE`) is no word of it."""
+    return _SOURCE.sub(" ", _STOP_FROM.sub("disable", _TURN.sub(_turned, question)))
 
 
 #: "How do I make ..." -- not "When did she make What a Wonderful World?", where making is what is asked about.

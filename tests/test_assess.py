@@ -232,6 +232,19 @@ def test_turning_something_on_or_off_is_asked_and_said_as_enabling_or_disabling_
     assert "disable" not in view.weights("How do I stop the cache?")
 
 
+def test_where_the_asker_expects_the_answer_is_no_word_a_page_must_hold():
+    """"..., according to the attrs docs?" names where the answer is, not what it says: every page is the docs, and
+    "Data classes get `__slots__` support from Python version 3.10 on." answers the whole question. Controls: "per" in another sense
+    ("requests per second") and a question asking about the guide itself keep their words."""
+    answer = "Data classes get `__slots__` support from Python version 3.10 on."
+    asked = Question("In which Python version did data classes get __slots__ support, according to the attrs docs?",
+                     {}, 10)
+    assert asked.covered(stems(answer)) == 1.0
+    assert Question("What does it default to, as per the reference guide?", {}, 10).words.keys() == {"default"}
+    assert "second" in Question("How many requests per second does it handle?", {}, 10).words
+    assert "guid" in Question("What does the reference guide say about timeouts?", {}, 10).words
+
+
 def test_a_how_many_question_is_answered_by_a_sentence_stating_a_number():
     """The sentence covering most of "How many workers ..." states none; the one that does answers (with the other
     beside it, as it adds to the question); asked "Which workers ..." (the control), the best-covering one alone."""
