@@ -79,8 +79,9 @@ def is_entity(name: str) -> bool:
 #: when they fit one) -- and so does one drawing a conclusion from it ("Therefore, they cannot be nested").
 #: Nouns naming a part of the docs themselves: "this section" points at the page, not back.
 _PAGE = r"section|chapter|tutorial|guide|page"
-REFERS_BACK = re.compile(rf"(?:This|These|Those|It|They|Such)\b|(?:With|Without|Given|Using|For|In) (?:this|these|that|those"
-                         rf"|such)\b(?! (?:{_PAGE}|document|step|example|part)\b)"
+REFERS_BACK = re.compile(rf"(?:This|These|Those|It|They|Such)\b"
+                         rf"|(?:With|Without|Given|Using|For|In) (?:this|these|that|those|such)\b"
+                         rf"(?! (?:{_PAGE}|document|step|example|part)\b)"
                          rf"|(?:If|When|Once|Unless|While)\b[^,.;:\n]*?\bth(?:is|ese)\b(?! (?:{_PAGE})\b)"
                          r"|(?:Instead of|Unlike|Like|As with|Apart from)\b[^,.;:]*?,\s+(?:it|they)\b"
                          r"|(?:Therefore|Thus|Hence|Consequently|As a result|Because of (?:this|that))\b")

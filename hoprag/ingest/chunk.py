@@ -19,11 +19,11 @@ headings and paragraphs is read line by line, to the same blocks). Then:
   heading path its parts have in common (their parent), or the first part's path when they share
   no heading.
 - **Long sections split** between units into near-equal passages of at most
-  :data:`MAX_PASSAGE_CHARS`, never before a paragraph or sentence opening on what the one before it
-  said ("With this setting, the application will reject ...": a passage starting there names no
-  setting) while the two fit one passage. A unit longer than that is cut: code at blank lines, else between
-  lines, each piece fenced again (the first stays with its intro); prose between list items or
-  table rows, else sentences, else words.
+  :data:`MAX_PASSAGE_CHARS`, never before a paragraph or sentence opening on what the one before
+  it said while the two fit one passage ("With this setting, the application will reject ...": a
+  passage starting there names no setting). A unit longer than that is cut: code at blank lines,
+  else between lines, each piece fenced again (the first stays with its intro); prose between list
+  items or table rows, else sentences, else words.
 
 Text without headings (plain text, PDF, JSONL) is one section of blank-line paragraphs, so a
 passage within the bound comes out exactly as it went in (its paragraphs stripped). Nothing is
