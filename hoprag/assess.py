@@ -893,8 +893,10 @@ def _follow_up(question: Question, text: str, units: list[tuple[int, int, bool]]
 
 
 #: A heading that is a name in code: a setting, option, field or object a reference page describes under it
-#: ("FEED_STORAGE_FTP_ACTIVE", "`max_age`", "--log-config", "Request.json_body", "LoopAgent", "_bg").
-_ITEM_HEADING = re.compile(r"`?(?:--?[\w-]+|_+[A-Za-z]\w*|[A-Za-z_][\w.]*(?:_|\.[A-Za-z_]|[a-z][A-Z])[\w.]*)(?:\(\))?`?")
+#: ("FEED_STORAGE_FTP_ACTIVE", "`max_age`", "--log-config", "Request.json_body", "LoopAgent", "_bg"), or a command
+#: named in lower case, as it is typed ("clean", "dry-run": a heading in words starts with a capital).
+_ITEM_HEADING = re.compile(r"`?(?:--?[\w-]+|_+[A-Za-z]\w*|[A-Za-z_][\w.]*(?:_|\.[A-Za-z_]|[a-z][A-Z])[\w.]*"
+                           r"|[a-z][a-z0-9]*(?:-[a-z0-9]+)*)(?:\(\))?`?")
 
 
 def _names_item(heading: str, said: list[str]) -> bool:

@@ -949,12 +949,15 @@ def test_an_answer_keeps_to_the_section_of_its_best_sentence_and_a_sentence_read
 
 @pytest.mark.parametrize("heading, named", [("FEED_STORAGE_FTP_ACTIVE", True), ("`--log-config`", True),
                                              ("Request.json_body", True), ("_bg", True),  # a leading underscore
-                                             ("Active mode", False), ("_", False)])  # controls: words, no name
+                                             ("activate", True), ("dry-run", True),  # a command, as typed
+                                             ("Active mode", False), ("Activate", False),  # controls: words,
+                                             ("_", False)])  # ... no name
 def test_a_heading_naming_code_reads_with_the_sentence_describing_it(heading: str, named: bool):
     """A reference page describes each setting or option under a heading naming it, and its sentence does not:
     "Whether to use the active connection mode ..." under "FEED_STORAGE_FTP_ACTIVE" says nothing a reader can set
     without the name, so the heading reads with it -- even when the sentence holds every word of the question the
-    heading does. A heading in words is a topic, not the thing's name: the sentence reads alone."""
+    heading does; so does a command named as it is typed ("clean" over "Will clear out the cache ..."). A heading in
+    words is a topic, not the thing's name: the sentence reads alone."""
     text = (f"### FTP_USER\n\nThe user name for FTP connections.\n\n### {heading}\n\n"
             "Whether to use the active connection mode when exporting feeds to an FTP server.")
     q = Question("How do I use the active connection mode for FTP feeds?",
