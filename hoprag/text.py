@@ -1,8 +1,10 @@
-"""The text rules every reader of the engine shares: where a sentence ends, and what is a name.
+"""The text rules every reader of the engine shares: where a sentence ends, what is a name, and when a
+sentence refers back to the one before it.
 
 One rule each, so the fact reader, the entity index, the highlights of a search hit and the chunker
-cut text at the same sentence ends, and the reader's subjects, the entity index's names, the relation
-walk's next searches and the agent's start entity agree on what a name is.
+cut text at the same sentence ends, the reader's subjects, the entity index's names, the relation
+walk's next searches and the agent's start entity agree on what a name is, and the chunker keeps
+together what a highlight quotes together.
 """
 
 from __future__ import annotations
