@@ -53,8 +53,10 @@ _LISTINGS = frozenset({"", "text", "txt", "console", "shell", "sh", "bash", "zsh
                        "pytest", "pycon"})
 _HEADING = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]+(.*)$")
 #: A question asking *how to* do something ("How do I ...", "What is the syntax ...", "What do I add to ...");
-#: "How many / much / long ..." asks for a quantity instead, which a sentence states (a numeral or a number word).
-_QUANTITY = r"(?:many|much|long|often|old|big|large|far|soon|fast)\b"
+#: "How many / much / long / short ..." asks for a quantity instead, which a sentence states (a numeral or a number
+#: word): "How short can a key be?" is answered by "at least 32 bytes", not by how to shorten one.
+_QUANTITY = (r"(?:many|much|long|often|old|big|large|far|soon|fast|short|small|few|low|high|late|early|frequently"
+             r"|wide|deep|heavy)\b")
 #: Where a question's asking starts: its beginning, or a sentence or clause after what it sets up ("My view returns a
 #: generator ... How do I keep the request available?", "Under load ...; how do I raise that cap?").
 ASKS_AT = r"(?:^|[.?!;,]\s+)"
@@ -272,7 +274,8 @@ class Question:
         light = _MAKE.search(text) is not None  # "How do I make X Y?" asks for X to be Y: "make" is the asking
         #: two words of the question a name writes as one ("line length": `g:black_linelength`, "time out": `timeout`)
         self.compounds = {stem(a + b): (stem(a), stem(b)) for a, b in _word_pairs(text)}
-        for token in content(identifiers(said(text))):
+        # "What happens if ...?" asks what follows: "happens" is the asking, as "make" is in "How do I make X Y?"
+        for token in content(identifiers(said(_HAPPENS.sub(" ", text)))):
             if token in ASKING or (light and token == "make"):
                 continue
             key = stem(token)

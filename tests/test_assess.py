@@ -314,6 +314,33 @@ def test_what_happens_is_answered_by_a_sentence_saying_what_it_leads_to():
     assert [h.text for h in assess(combine, text).highlights][0].startswith("Note: Passing")
 
 
+def test_what_happens_is_asking_not_a_word_the_answer_holds():
+    """"What happens if the audience doesn't match?": "happens" is how the question asks, as "make" is in "How do I
+    make ..." -- the passage saying what follows a mismatch ("... `InvalidAudienceError` will be raised") covers the
+    question, and one using the word about something else ("A replay attack happens when ...") does not gain by it.
+    Control: "When does the cleanup happen?" asks about the happening, and keeps the word."""
+    asked = Question("What happens if the audience in the token doesn't match?", {}, 10)
+    assert "happen" not in asked.weights
+    raised = assess(asked, "If the audience does not match, `InvalidAudienceError` will be raised.")
+    replay = assess(asked, "A replay attack happens when a bad actor reuses a token.")
+    assert raised.coverage > replay.coverage
+    assert "happen" in Question("When does the cleanup happen?", {}, 10).weights
+
+
+def test_how_short_or_small_asks_for_an_amount():
+    """"How short can an HMAC key be?" asks for an amount, as "How long ..." does: the sentence stating it ("at least
+    32 bytes") answers, not the example of a short key, which is how a "how" question is answered. Control: "How do I
+    shorten ..." asks how."""
+    text = ("Short HMAC keys only warn by default:\n\n```python\njwt.encode(payload, 'short', algorithm='HS256')\n```"
+            "\n\nAn HMAC key must be at least 32 bytes long.")
+    for asked in ("How short can an HMAC key be?", "How small may an HMAC key be?"):
+        question = Question(asked, {}, 10)
+        assert question.quantity and not question.how
+        assert [h.text for h in assess(question, text).highlights] == ["An HMAC key must be at least 32 bytes long."]
+    how = Question("How do I shorten an HMAC key?", {}, 10)
+    assert how.how and assess(how, text).highlights[-1].text.startswith("```python")
+
+
 def test_of_units_covering_as_much_the_one_saying_it_in_its_own_words_answers():
     """"What does send() return?": the sentence introducing an example whose code returns covers it all through the
     code; "The return value of `send` collects ..." says it itself, and answers. Control: when that sentence says it
@@ -1270,7 +1297,7 @@ def test_an_answer_referring_back_with_that_and_a_noun_reads_with_the_sentence_b
     own, come alone."""
     text = f"The delay is the number of seconds to hold the message, and the queue accepts at most 900 seconds. {said}"
     highlights = [h.text for h in assess(Question("What is the largest delay the queue accepts, and what happens to "
-                                                  "a larger delay?", {"delay": 1.0, "larger": 3.0, "happens": 3.0,
+                                                  "a larger delay?", {"delay": 1.0, "larger": 6.0,
                                                                       "largest": 0.5, "queue": 0.5, "accepts": 0.5},
                                                   10), text).highlights]
     assert highlights[-1] == said and ("900" in " ".join(highlights)) is before
