@@ -81,6 +81,15 @@ _WHICH_VERSION = re.compile(rf"(?i){ASKS_AT}\s*(?:(?:since|in|from)\s+)?(?:what|
                             r"versions?\b")
 #: A question asking what happens ("What happens if uvloop is not installed?").
 _HAPPENS = re.compile(r"(?i)\bwhat\s+(?:happens|(?:will|would)\s+happen)\b")
+#: How a question asks, not what about: "What happens if ...?" asks what follows, "What is the difference between X
+#: and Y?" and "How does X differ from Y?" ask about X and Y -- the answer holds neither "happens" nor "difference"
+#: ("Any vs. object"), as it holds no "make" of "How do I make X Y?".
+_COMPARING = r"\b(?:differences?\s+between|differ(?:s|ent)?\s+from|differ)\b"
+_FRAME = re.compile(rf"(?i)\bwhat\s+(?:happens|(?:will|would)\s+happen)\b|{_COMPARING}")
+#: A sentence saying how two things differ: "Unlike `Any`, ...", "..., whereas ...", "the former ..., while the other
+#: ...", "The difference between these two is ...".
+_CONTRAST = re.compile(r"(?i)\b(?:unlike|whereas|while|but|instead|rather\s+than|in\s+contrast|the\s+former|the\s+latter"
+                       r"|differ\w*|vs\.?|versus|compared\s+(?:to|with))\b")
 #: What something leads to: an exception raised, a failure, a result.
 _EFFECT = re.compile(r"(?i)\b(?:rais(?:e|es|ed|ing)|results?\s+in|leads?\s+to|errors?|exceptions?|fails?|failed|ignored"
                      r"|discarded|dropped|lost|abort(?:s|ed)?|crash(?:es|ed)?)\b"
@@ -274,8 +283,7 @@ class Question:
         light = _MAKE.search(text) is not None  # "How do I make X Y?" asks for X to be Y: "make" is the asking
         #: two words of the question a name writes as one ("line length": `g:black_linelength`, "time out": `timeout`)
         self.compounds = {stem(a + b): (stem(a), stem(b)) for a, b in _word_pairs(text)}
-        # "What happens if ...?" asks what follows: "happens" is the asking, as "make" is in "How do I make X Y?"
-        for token in content(identifiers(said(_HAPPENS.sub(" ", text)))):
+        for token in content(identifiers(said(_FRAME.sub(" ", text)))):
             if token in ASKING or (light and token == "make"):
                 continue
             key = stem(token)
@@ -289,6 +297,8 @@ class Question:
                 self.weights[key] = max(self.weights.get(key, 0.0), max(parts))
         self.total = sum(self.weights.values())
         self.quantity = bool(_HOW_MANY.search(text))
+        #: does it ask how two things differ (a sentence contrasting them answers: "Unlike `Any`, ...")
+        self.compares = re.search(_COMPARING, text, re.I) is not None
         #: does it ask what happens (a sentence saying what it leads to answers: it raises, fails, is ignored ...)
         self.happens = _HAPPENS.search(text) is not None
         #: does it ask which version (a version number answers)
@@ -1050,6 +1060,10 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
                     chosen += [*led, block]
                 else:
                     chosen += _named_after(question, text, units, own, chosen)
+        if question.compares and not any(_CONTRAST.search(text[units[i][0]:units[i][1]]) for i in chosen):
+            # "What is the difference between X and Y?": a sentence naming the two says nothing of how they differ --
+            # read on to the one that does ("The difference between these two is that the former ...")
+            chosen += _read_on(text, units, max(chosen), _room(units, chosen), _CONTRAST.search)
         if (question.remedy and _room(units, chosen) > 0
                 and not any(_DOES.search(text[units[i][0]:units[i][1]]) for i in chosen)):
             chosen += _remedy_after(text, units, max(chosen), items)

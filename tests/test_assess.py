@@ -314,17 +314,45 @@ def test_what_happens_is_answered_by_a_sentence_saying_what_it_leads_to():
     assert [h.text for h in assess(combine, text).highlights][0].startswith("Note: Passing")
 
 
-def test_what_happens_is_asking_not_a_word_the_answer_holds():
-    """"What happens if the audience doesn't match?": "happens" is how the question asks, as "make" is in "How do I
-    make ..." -- the passage saying what follows a mismatch ("... `InvalidAudienceError` will be raised") covers the
-    question, and one using the word about something else ("A replay attack happens when ...") does not gain by it.
-    Control: "When does the cleanup happen?" asks about the happening, and keeps the word."""
-    asked = Question("What happens if the audience in the token doesn't match?", {}, 10)
-    assert "happen" not in asked.weights
-    raised = assess(asked, "If the audience does not match, `InvalidAudienceError` will be raised.")
-    replay = assess(asked, "A replay attack happens when a bad actor reuses a token.")
-    assert raised.coverage > replay.coverage
-    assert "happen" in Question("When does the cleanup happen?", {}, 10).weights
+@pytest.mark.parametrize("asked, answer, other, kept", [
+    ("What happens if the audience in the token doesn't match?",
+     "If the audience does not match, `InvalidAudienceError` will be raised.",
+     "A replay attack happens when a bad actor reuses a token.", "When does the cleanup happen?"),
+    ("What is the difference between Any and object?",
+     "Unlike `Any`, `object` is an ordinary static type.",
+     "The difference between bound and unbound methods is not expressed: a method of an object is replaced.",
+     "How large is the difference in speed?"),
+    ("How does TypedEnv differ from local.env?",
+     "`TypedEnv` converts values to types, while `local.env` holds strings.",
+     "Paths differ from strings: `local.path` is typed.", "Why are the two environments different?")])
+def test_how_a_question_asks_is_not_a_word_the_answer_holds(asked: str, answer: str, other: str, kept: str):
+    """"What happens if ...?" asks what follows, "What is the difference between X and Y?" and "How does X differ
+    from Y?" ask about X and Y: "happens", "difference", "between" and "differ" are how the question asks, as "make"
+    is in "How do I make ...". The passage saying it ("... will be raised", "Unlike `Any`, `object` is ...") covers
+    the question; one using the asking words about something else does not gain by them. Control: asked about the
+    happening or the difference itself, the word stays."""
+    question = Question(asked, {}, 10)
+    assert not {"happen", "differ", "between"} & question.weights.keys()
+    assert assess(question, answer).coverage > assess(question, other).coverage
+    assert {"happen", "differ"} & Question(kept, {}, 10).weights.keys()
+
+
+def test_a_question_asking_how_two_things_differ_reads_on_to_the_sentence_contrasting_them():
+    """"What is the difference between move_on_after and fail_after?": the sentence naming the two says nothing of how
+    they differ; the answer reads on to the one that does ("The former simply exits ..., while the other raises ..."),
+    though it holds no word of the question. Control: a sentence already contrasting them ("Unlike ...") answers alone, and a question not comparing
+    reads no further."""
+    text = ("There are two principal ways to time out: `move_on_after` and `fail_after`. Both are context managers. "
+            "The former simply exits the block, while the other raises `TimeoutError`.")
+    compared = [h.text for h in assess(Question("What is the difference between move_on_after and fail_after?", {},
+                                                10), text).highlights]
+    assert compared[-1].endswith("while the other raises `TimeoutError`."), compared
+    unlike = "Unlike `move_on_after`, `fail_after` raises `TimeoutError`. Both are context managers."
+    assert [h.text for h in assess(Question("How does fail_after differ from move_on_after?", {}, 10),
+                                   unlike).highlights] == [unlike.split(" Both")[0]]
+    named = [h.text for h in assess(Question("Which ways are there to time out: move_on_after and fail_after?", {},
+                                             10), text).highlights]
+    assert not named[-1].endswith("`TimeoutError`."), named
 
 
 def test_how_short_or_small_asks_for_an_amount():
