@@ -82,10 +82,12 @@ _WHICH_VERSION = re.compile(rf"(?i){ASKS_AT}\s*(?:(?:since|in|from)\s+)?(?:what|
 #: A question asking what happens ("What happens if uvloop is not installed?").
 _HAPPENS = re.compile(r"(?i)\bwhat\s+(?:happens|(?:will|would)\s+happen)\b")
 #: How a question asks, not what about: "What happens if ...?" asks what follows, "What is the difference between X
-#: and Y?" and "How does X differ from Y?" ask about X and Y -- the answer holds neither "happens" nor "difference"
-#: ("Any vs. object"), as it holds no "make" of "How do I make X Y?".
+#: and Y?" and "How does X differ from Y?" ask about X and Y, "What does X mean?" and "What does X stand for?" ask
+#: what X is -- the answer holds neither "happens" nor "difference" ("Any vs. object") nor "mean", as it holds no
+#: "make" of "How do I make X Y?".
 _COMPARING = r"\b(?:differences?\s+between|differ(?:s|ent)?\s+from|differ)\b"
-_FRAME = re.compile(rf"(?i)\bwhat\s+(?:happens|(?:will|would)\s+happen)\b|{_COMPARING}")
+_FRAME = re.compile(rf"(?i)\bwhat\s+(?:happens|(?:will|would)\s+happen)\b|{_COMPARING}"
+                    r"|\b(?:means?|stands?\s+for)(?=\s*\?)|\bmeant\s+by\b")
 #: A sentence saying how two things differ: "Unlike `Any`, ...", "..., whereas ...", "the former ..., while the other
 #: ...", "The difference between these two is ...".
 _CONTRAST = re.compile(r"(?i)\b(?:unlike|whereas|while|but|instead|rather\s+than|in\s+contrast|the\s+former|the\s+latter"

@@ -324,17 +324,20 @@ def test_what_happens_is_answered_by_a_sentence_saying_what_it_leads_to():
      "How large is the difference in speed?"),
     ("How does TypedEnv differ from local.env?",
      "`TypedEnv` converts values to types, while `local.env` holds strings.",
-     "Paths differ from strings: `local.path` is typed.", "Why are the two environments different?")])
+     "Paths differ from strings: `local.path` is typed.", "Why are the two environments different?"),
+    ("What does the error 'Library stubs not installed' mean?",
+     "If stubs exist but are missing, you get `error: Library stubs not installed for \"yaml\"`.",
+     "Library stubs mean an error is reported less often.", "Does it mean the stubs are not installed?")])
 def test_how_a_question_asks_is_not_a_word_the_answer_holds(asked: str, answer: str, other: str, kept: str):
     """"What happens if ...?" asks what follows, "What is the difference between X and Y?" and "How does X differ
-    from Y?" ask about X and Y: "happens", "difference", "between" and "differ" are how the question asks, as "make"
-    is in "How do I make ...". The passage saying it ("... will be raised", "Unlike `Any`, `object` is ...") covers
+    from Y?" ask about X and Y, "What does X mean?" what X is: "happens", "difference", "between", "differ" and "mean"
+    are how the question asks, as "make" is in "How do I make ...". The passage saying it ("... will be raised", "Unlike `Any`, `object` is ...") covers
     the question; one using the asking words about something else does not gain by them. Control: asked about the
     happening or the difference itself, the word stays."""
     question = Question(asked, {}, 10)
-    assert not {"happen", "differ", "between"} & question.weights.keys()
+    assert not {"happen", "differ", "between", "mean"} & question.weights.keys()
     assert assess(question, answer).coverage > assess(question, other).coverage
-    assert {"happen", "differ"} & Question(kept, {}, 10).weights.keys()
+    assert {"happen", "differ", "mean"} & Question(kept, {}, 10).weights.keys()
 
 
 def test_a_question_asking_how_two_things_differ_reads_on_to_the_sentence_contrasting_them():
