@@ -220,10 +220,20 @@ def rst(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:
     return _reduced(path, {}, text, rst_markdown(text))
 
 
+#: reStructuredText saved as ``.txt`` (Sphinx's ``source_suffix = '.txt'``: Django's docs, django-filter's) has a
+#: title underlined and explicit markup -- a directive, a link target or a role; plain text has not both.
+_RST_TITLE = re.compile(r"^[^\s=\-~^\"'`#*+][^\n]*\n([=\-~^\"'`#*+])\1{2,}[ \t]*$", re.M)
+_RST_MARKUP = re.compile(r"^\.\.[ \t]+(?:[\w:-]+::|_[^:\n]+:)|:[\w:+.-]+:`[^`\n]+`", re.M)
+
+
 def plain(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:
+    """Plain text as written -- or, when it is reStructuredText (:data:`_RST_TITLE`, :data:`_RST_MARKUP`), read as
+    such: its roles and directives are markup, not words of the page."""
     text, problems = _utf8(data, str(path))
     if text is None:
         return [], problems
+    if _RST_TITLE.search(text) and _RST_MARKUP.search(text):
+        return rst(path, data)
     return [Record(str(path), {}, text, "", headings=False)], []
 
 

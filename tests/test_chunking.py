@@ -376,6 +376,24 @@ def test_rst_sections_code_directives_and_roles():
     assert_well_formed(parts)
 
 
+@pytest.mark.parametrize("name, body, rst", [
+    ("usage.txt", "Usage\n=====\n\nSee :ref:`the guide <g>` and :class:`~django_filters.FilterSet`.\n\n"
+                  ".. note::\n\n   Notes render as text.\n", True),
+    ("README.txt", "Notes\n=====\n\nThis folder holds the guide's sources: run make html.\n", False),
+    ("llms.txt", "# Title\n\nMarkdown-like text with `code` and no directive.\n", False)])
+def test_restructuredtext_saved_as_txt_reads_as_restructuredtext(name: str, body: str, rst: bool):
+    """Sphinx projects may keep their pages as ``.txt`` (Django's docs, django-filter's): a ``.txt`` file with an
+    underlined title and reStructuredText markup (a role, a directive) is read as reStructuredText -- its roles and
+    directives are markup, not words of the page. Controls: plain text with an underlined title, and text with no
+    markup, are kept as written."""
+    (record,), _ = READERS[".txt"](Path(name), body.encode())
+    if rst:
+        assert record.body.startswith("# Usage\n") and record.title == "Usage" and record.headings
+        assert ":ref:" not in record.body and ".. note::" not in record.body and "the guide" in record.body
+    else:
+        assert record.body == body and not record.headings
+
+
 def test_an_rst_class_description_is_titled_by_its_name_and_a_css_class_only_wraps():
     """Sphinx's ``.. class:: OrderedMultiDict`` describes a class: its body, deprecation notes included, stands under
     the name ("OrderedMultiDict:" -- a reference entry's term line), or nothing in it says what it is about. Control:
