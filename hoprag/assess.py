@@ -619,9 +619,17 @@ def _remedy_after(text: str, units: list[tuple[int, int, bool]], last: int, item
     return []
 
 
+#: A sentence announcing what follows without a colon: "There are several common reasons why obviously wrong code is
+#: not flagged as an error." -- the reasons are the answer.
+_ANNOUNCES = re.compile(r"(?i)(?:there|here)\s+are\s+(?:several|a\s+few|a\s+number\s+of|many|some|various|two|three|four"
+                        r"|five)\b[^.:]*\.$")
+
+
 def _introduces(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
-    """Does the sentence ``i`` end in ":" -- introducing what follows it (an example, code, a list)?"""
-    return text[units[i][0]:units[i][1]].rstrip().endswith(":")
+    """Does the sentence ``i`` end in ":" or announce what follows (:data:`_ANNOUNCES`) -- introducing it (an
+    example, code, a list, the first of several reasons)?"""
+    said = text[units[i][0]:units[i][1]].rstrip()
+    return said.endswith(":") or _ANNOUNCES.match(said) is not None
 
 
 def _is_item(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:

@@ -358,6 +358,20 @@ def test_a_question_asking_how_two_things_differ_reads_on_to_the_sentence_contra
     assert not named[-1].endswith("`TimeoutError`."), named
 
 
+@pytest.mark.parametrize("opening, brings", [
+    ("There are several common reasons why obviously wrong code is not flagged as an error.", True),
+    ("Obviously wrong code is sometimes not flagged as an error.", False)])
+def test_a_sentence_announcing_what_follows_brings_it(opening: str, brings: bool):
+    """"Why doesn't mypy report errors in my obviously wrong function?": "There are several common reasons why ... ."
+    announces the reasons as a sentence ending in ":" does, and the first comes along. Control: a sentence announcing
+    nothing comes alone."""
+    text = (f"{opening}\n\n**The function containing the error is not annotated.**\n\nOther text about plugins "
+            "follows here.")
+    found = [h.text for h in assess(Question("Why doesn't mypy flag my obviously wrong code as an error?", {}, 10),
+                                    text).highlights]
+    assert found[0] == opening and ("**The function containing the error is not annotated.**" in found) is brings
+
+
 def test_how_short_or_small_asks_for_an_amount():
     """"How short can an HMAC key be?" asks for an amount, as "How long ..." does: the sentence stating it ("at least
     32 bytes") answers, not the example of a short key, which is how a "how" question is answered. Control: "How do I
