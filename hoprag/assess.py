@@ -80,13 +80,15 @@ _HOW_MANY = re.compile(rf"(?i){ASKS_AT}\s*(?:how\s+{_QUANTITY}"
 _WHICH_VERSION = re.compile(rf"(?i){ASKS_AT}\s*(?:(?:since|in|from)\s+)?(?:what|which)\s+(?:[\w.-]+\s+){{0,2}}?"
                             r"versions?\b")
 #: A question asking what happens ("What happens if uvloop is not installed?").
-_HAPPENS = re.compile(r"(?i)\bwhat\s+(?:happens|(?:will|would)\s+happen)\b")
+_WHAT_HAPPENS = r"\bwhat\s+(?:happens|(?:will|would)\s+happen)\b"
+_HAPPENS = re.compile(rf"(?i){_WHAT_HAPPENS}")
 #: How a question asks, not what about: "What happens if ...?" asks what follows, "What is the difference between X
 #: and Y?" and "How does X differ from Y?" ask about X and Y, "What does X mean?" and "What does X stand for?" ask
 #: what X is -- the answer holds neither "happens" nor "difference" ("Any vs. object") nor "mean", as it holds no
 #: "make" of "How do I make X Y?".
 _COMPARING = r"\b(?:differences?\s+between|differ(?:s|ent)?\s+from|differ)\b"
-_FRAME = re.compile(rf"(?i)\bwhat\s+(?:happens|(?:will|would)\s+happen)\b|{_COMPARING}"
+_COMPARES = re.compile(rf"(?i){_COMPARING}")
+_FRAME = re.compile(rf"(?i){_WHAT_HAPPENS}|{_COMPARING}"
                     r"|\b(?:means?|stands?\s+for)(?=\s*\?)|\bmeant\s+by\b")
 #: A sentence saying how two things differ: "Unlike `Any`, ...", "..., whereas ...", "the former ..., while the other
 #: ...", "The difference between these two is ...".
@@ -300,7 +302,7 @@ class Question:
         self.total = sum(self.weights.values())
         self.quantity = bool(_HOW_MANY.search(text))
         #: does it ask how two things differ (a sentence contrasting them answers: "Unlike `Any`, ...")
-        self.compares = re.search(_COMPARING, text, re.I) is not None
+        self.compares = _COMPARES.search(text) is not None
         #: does it ask what happens (a sentence saying what it leads to answers: it raises, fails, is ignored ...)
         self.happens = _HAPPENS.search(text) is not None
         #: does it ask which version (a version number answers)
