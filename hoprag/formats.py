@@ -212,11 +212,16 @@ def mdx(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:
 
 def rst(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:
     """reStructuredText (Sphinx): no front matter; its sections, code and directives become Markdown."""
-    from .markup import rst_markdown
-
     text, problems = _utf8(data, str(path))
     if text is None:
         return [], problems
+    return _rst_text(path, text)
+
+
+def _rst_text(path: Path, text: str) -> tuple[list[Record], list[Problem]]:
+    """The record of reStructuredText already decoded (a ``.rst`` file, or a ``.txt`` file that is one)."""
+    from .markup import rst_markdown
+
     return _reduced(path, {}, text, rst_markdown(text))
 
 
@@ -233,7 +238,7 @@ def plain(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:
     if text is None:
         return [], problems
     if _RST_TITLE.search(text) and _RST_MARKUP.search(text):
-        return rst(path, data)
+        return _rst_text(path, text)  # decoded once
     return [Record(str(path), {}, text, "", headings=False)], []
 
 
