@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import yaml
 
-from .text import ends_clause
+from .text import INLINE_CODE, ends_clause
 
 
 @dataclass(frozen=True)
@@ -349,7 +349,18 @@ class _Visible(HTMLParser):
             self.out.append(data)
 
 
+#: A template's statement tag (Jinja, Django, Liquid, Nunjucks: ``{% extends "base.html" %}``, ``{%- for x in y %}``).
+_TEMPLATE_TAG = re.compile(r"\{%-?\s*[A-Za-z_]\w*\b.*?-?%\}", re.S)
+#: As many statement tags outside code as make a file a template: a pair ("{% if %}" ... "{% endif %}"), not one a
+#: page mentions in passing.
+TEMPLATE_TAGS = 2
+
+
 def html(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:
+    """An HTML page's visible text. A template (a Sphinx theme's ``_templates/layout.html``, MkDocs' ``overrides/``,
+    Jekyll's ``_layouts/``: :data:`TEMPLATE_TAGS` statement tags outside code) is no page: the site generator fills it
+    with pages when it builds, so it has no text of its own to index, and a page whose markup holds no text (a logo
+    link) has none either -- both are skipped, not failed."""
     text, problems = _utf8(data, str(path))
     if text is None:
         return [], problems
@@ -358,8 +369,16 @@ def html(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:
     parser.close()
     paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", "".join(parser.out))]
     body = "\n\n".join(p for p in paragraphs if p)
+    tags = len(_TEMPLATE_TAG.findall(INLINE_CODE.sub(" ", body)))
     body = re.sub(r"\0(\d+)\0", lambda m: parser.code[int(m.group(1))], body)
-    return [Record(str(path), {}, body, " ".join(parser.title.split()) or parser.heading)], []
+    title = " ".join(parser.title.split()) or parser.heading
+    if tags >= TEMPLATE_TAGS:
+        return [Record(str(path), {}, body, title, empty=f"a page template ({tags} '{{% ... %}}' tags outside "
+                       "code): the site generator fills it in with pages, so it has no text of its own")], []
+    if not body.strip():
+        return [Record(str(path), {}, body, title, empty="an empty page (no text)" if not text.strip() else
+                       "no text of its own once its markup is reduced (only links, images or scripts)")], []
+    return [Record(str(path), {}, body, title)], []
 
 
 def pdf(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:

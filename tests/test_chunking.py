@@ -536,6 +536,30 @@ def test_html_drops_permalink_markers_but_keeps_other_links(tmp_path: Path):
     assert record.body == "## 1.20.0\n\nFixed the runner.\n\n### Usage\n\nRead this."
 
 
+def test_html_templates_and_pages_without_text_are_skipped_not_indexed_or_failed(tmp_path: Path):
+    """A docs folder holds its site generator's templates (Sphinx ``_templates/``, MkDocs ``overrides/``, Jekyll
+    ``_layouts/``): their "{% extends %}" and "{{ toc_item.title }}" were indexed as words of a page, and a logo
+    link's template, no text at all, failed the index as "document text is empty". Both are skipped, saying why.
+    Controls: a page about templates, its tags in inline code and a <pre> block, is indexed with them; one tag a page
+    mentions in passing is not a template."""
+    layout = ('{% extends "!layout.html" %}\n{%- block sidebartitle %}<p>Overridden to link the home page.</p>'
+              '<a href="{{ pathto(master_doc) }}">Home</a>{% endblock %}')
+    about = ("<h1>Templates</h1><p>A child template starts with <code>{% extends \"base.html\" %}</code> and fills "
+             "<code>{% block body %}</code>.</p><pre>{% block body %}\n  Hi\n{% endblock %}</pre>")
+    aside = "<h1>Raw</h1><p>Write {% raw %} to keep braces as they are in the output of the renderer.</p>"
+    report, engine = index_folder(tmp_path, {"_templates/layout.html": layout, "about.html": about, "aside.html": aside,
+                                             "_templates/logo.html": '<p class="logo"><a href="{{ pathto(x) }}">'
+                                             '<img src="logo.png"/></a></p>', "empty.html": ""})
+    assert report.failed == []
+    why = {Path(p.where).name: str(p) for p in report.skipped}
+    assert set(why) == {"layout.html", "logo.html", "empty.html"}
+    assert "a page template (3 '{% ... %}' tags outside code)" in why["layout.html"]
+    assert "no text of its own" in why["logo.html"] and "an empty page" in why["empty.html"]
+    docs = {d.id: d.text for d in engine.docs}
+    assert set(docs) == {"about.html", "aside.html"} and "`{% block body %}`" in docs["about.html"]
+    assert "{% raw %}" in docs["aside.html"]
+
+
 def test_first_heading_skips_code_and_reads_underlined_titles():
     assert first_heading("```\n# not a title\n```\n\n# Real title\n") == "Real title"
     assert first_heading("Setext title\n============\n\ntext") == "Setext title"
