@@ -231,14 +231,36 @@ _RST_TITLE = re.compile(r"^[^\s=\-~^\"'`#*+][^\n]*\n([=\-~^\"'`#*+])\1{2,}[ \t]*
 _RST_MARKUP = re.compile(r"^\.\.[ \t]+(?:[\w:-]+::|_[^:\n]+:)|:[\w:+.-]+:`[^`\n]+`", re.M)
 
 
+#: A list, one entry a line (a spell checker's word list, pinned requirements, a file list), is no page: it has no
+#: sentence to answer with, and its words -- every project and person the docs name, every dependency -- would make a
+#: question's term look mentioned in the docs. It has at least LIST_LINES lines outside comments, LIST_SHARE of them
+#: a single word or token (a requirement's ``\`` continuation aside).
+LIST_LINES = 20
+LIST_SHARE = 0.9
+_CONTINUED = re.compile(r"\s+\\$")
+
+
+def _listing_only(text: str) -> int:
+    """How many lines a list holds, when the text is one (else 0): see :data:`LIST_SHARE`."""
+    lines = [line.strip() for line in text.splitlines()]
+    entries = [line for line in lines if line and not line.startswith("#")]
+    single = sum(len(_CONTINUED.sub("", line).split()) == 1 for line in entries)
+    return len(entries) if len(entries) >= LIST_LINES and single >= LIST_SHARE * len(entries) else 0
+
+
 def plain(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:
     """Plain text as written -- or, when it is reStructuredText (:data:`_RST_TITLE`, :data:`_RST_MARKUP`), read as
-    such: its roles and directives are markup, not words of the page."""
+    such: its roles and directives are markup, not words of the page. A list one entry a line is skipped
+    (:data:`LIST_SHARE`)."""
     text, problems = _utf8(data, str(path))
     if text is None:
         return [], problems
     if _RST_TITLE.search(text) and _RST_MARKUP.search(text):
         return _rst_text(path, text)  # decoded once
+    listed = _listing_only(text)
+    if listed:
+        return [Record(str(path), {}, text, "", headings=False, empty=f"a list, one word a line ({listed} lines: "
+                       "a word list, requirements or file names), with no sentence to answer from")], []
     return [Record(str(path), {}, text, "", headings=False)], []
 
 
