@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import yaml
 
-from .text import INLINE_CODE, ends_clause
+from .text import ends_clause
 
 
 @dataclass(frozen=True)
@@ -276,7 +276,10 @@ class _Visible(HTMLParser):
     #: ("#", "¶") is a link marker, not words ("Changelog › 1.20.0#" would name no release).
     PERMALINKS = frozenset({"headerlink", "hash-link"})
 
-    def __init__(self) -> None:
+    def __init__(self, main: str = "") -> None:
+        """``main``: how the page marks its content (:func:`_content_mark`: ``"article"``, ``"main"``, or ``""``
+        for no mark) -- only that is read, not the site's chrome around it ("Skip to main content", "Back to top",
+        the previous and next pages, the copyright)."""
         super().__init__(convert_charrefs=True)
         self.out: list[str] = []
         self.code: list[str] = []  # the fenced <pre> blocks, in order
@@ -287,8 +290,18 @@ class _Visible(HTMLParser):
         self._links: list[bool] = []  # for each open <a>: is it a permalink (hidden)?
         self._item = False  # a list item has opened and holds no text yet
         self._term: int | None = None  # where the open <dt>'s text starts in ``out``
+        self.shown = self.linked = 0  # characters of visible text, and of them inside links
+        self._main: tuple[str, int] | None = None  # the open main element's tag, and how deep in same-named tags
+        self._mark = main
+        self.content: str | None = "" if not main else None  # the tag the content was read from, once found
+        self._hidden += bool(main)  # outside the main content, until it starts
 
     def handle_starttag(self, tag: str, attrs: list) -> None:
+        if self._main is not None:
+            self._main = (self._main[0], self._main[1] + (tag == self._main[0]))
+        elif self._mark and (tag == self._mark or (self._mark == "main" and ("role", "main") in attrs)):
+            self._main, self.content = (tag, 1), tag
+            self._hidden = max(0, self._hidden - 1)
         if tag == "a":
             permalink = not self.PERMALINKS.isdisjoint(" ".join(v or "" for k, v in attrs if k == "class").split())
             self._links.append(permalink)
@@ -325,6 +338,9 @@ class _Visible(HTMLParser):
             self.out.append("\n\n")
 
     def handle_endtag(self, tag: str) -> None:
+        if self._main is not None and tag == self._main[0]:
+            self._main = (tag, self._main[1] - 1) if self._main[1] > 1 else None
+            self._hidden += self._main is None  # the main content is over: what follows is chrome again
         if tag == "a":
             self._hidden -= self._links.pop() if self._links else False
         elif tag == "title":
@@ -362,36 +378,69 @@ class _Visible(HTMLParser):
     def handle_data(self, data: str) -> None:
         if self._in_title:
             self.title += data
-        elif self._hidden:
             return
-        elif self._level or self._pre:
+        if self._hidden:
+            return
+        shown = len(data.strip())
+        self.shown += shown
+        self.linked += shown if self._links else 0
+        if self._level or self._pre:
             self._buf.append(data)
         else:
             self._item = self._item and not data.strip()
             self.out.append(data)
 
 
+#: How a built documentation page marks its content: one ``<article>`` (MkDocs Material, Docusaurus, Furo,
+#: pydata-sphinx-theme), else ``<main>`` or an element with ``role="main"`` (Sphinx's classic themes' ``<div
+#: class="body" role="main">``, Read the Docs').
+_ARTICLE = re.compile(r"(?i)<article\b")
+_MAIN = re.compile(r"(?i)<main\b|\brole\s*=\s*[\"']?main(?=[\"'\s>])")
+
+
+def _content_mark(page: str) -> str:
+    """``"article"`` when the page holds one article, else ``"main"`` when it marks its main content, else ``""``: a
+    page of several articles (a blog's list) is read whole, within its main element if it has one."""
+    if len(_ARTICLE.findall(page)) == 1:
+        return "article"
+    return "main" if _MAIN.search(page) else ""
+
+
 #: A template's statement tag (Jinja, Django, Liquid, Nunjucks: ``{% extends "base.html" %}``, ``{%- for x in y %}``).
 _TEMPLATE_TAG = re.compile(r"\{%-?\s*[A-Za-z_]\w*\b.*?-?%\}", re.S)
+#: Where a page shows code or hides text, which holds no tag of its own: ``<pre>``, ``<code>``, scripts, comments.
+_CODE_ELEMENTS = re.compile(r"(?is)<(pre|code|script|style|textarea)\b.*?</\1\s*>|<!--.*?-->")
 #: As many statement tags outside code as make a file a template: a pair ("{% if %}" ... "{% endif %}"), not one a
 #: page mentions in passing.
 TEMPLATE_TAGS = 2
+#: A page whose visible text is this much link text, and at least LINKS_CHARS long, is a page of links -- Sphinx's
+#: generated ``genindex.html``, a contents page --, not one to answer from: every name it lists would look mentioned.
+LINKS_SHARE = 0.9
+LINKS_CHARS = 500
+
+
+def _read(page: str, mark: str) -> "_Visible":
+    parser = _Visible(main=mark)
+    parser.feed(page.replace("\0", "\ufffd"))
+    parser.close()
+    return parser
 
 
 def html(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:
-    """An HTML page's visible text. A template (a Sphinx theme's ``_templates/layout.html``, MkDocs' ``overrides/``,
-    Jekyll's ``_layouts/``: :data:`TEMPLATE_TAGS` statement tags outside code) is no page: the site generator fills it
-    with pages when it builds, so it has no text of its own to index, and a page whose markup holds no text (a logo
-    link) has none either -- both are skipped, not failed."""
+    """An HTML page's visible text -- of a built site's page, its content (:func:`_content_mark`). A template (a
+    Sphinx theme's ``_templates/layout.html``, MkDocs' ``overrides/``, Jekyll's ``_layouts/``: :data:`TEMPLATE_TAGS`
+    statement tags outside code) is no page: the site generator fills it with pages when it builds, so it has no text
+    of its own to index; a page whose markup holds no text (a logo link) has none either, and a page of links
+    (:data:`LINKS_SHARE`) none to answer from -- all are skipped, not failed."""
     text, problems = _utf8(data, str(path))
     if text is None:
         return [], problems
-    parser = _Visible()
-    parser.feed(text.replace("\0", "\ufffd"))
-    parser.close()
+    parser = _read(text, _content_mark(text))
+    if parser.content is None:  # the mark was in a comment or a script: no such element, the page is read whole
+        parser = _read(text, "")
     paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", "".join(parser.out))]
     body = "\n\n".join(p for p in paragraphs if p)
-    tags = len(_TEMPLATE_TAG.findall(INLINE_CODE.sub(" ", body)))
+    tags = len(_TEMPLATE_TAG.findall(_CODE_ELEMENTS.sub(" ", text)))
     body = re.sub(r"\0(\d+)\0", lambda m: parser.code[int(m.group(1))], body)
     title = " ".join(parser.title.split()) or parser.heading
     if tags >= TEMPLATE_TAGS:
@@ -400,6 +449,9 @@ def html(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:
     if not body.strip():
         return [Record(str(path), {}, body, title, empty="an empty page (no text)" if not text.strip() else
                        "no text of its own once its markup is reduced (only links, images or scripts)")], []
+    if parser.shown >= LINKS_CHARS and parser.linked >= LINKS_SHARE * parser.shown:
+        return [Record(str(path), {}, body, title, empty=f"a page of links ({parser.linked * 100 // parser.shown} % of "
+                       "its text: an index or contents page), with no text of its own to answer from")], []
     return [Record(str(path), {}, body, title)], []
 
 

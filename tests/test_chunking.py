@@ -560,6 +560,48 @@ def test_html_templates_and_pages_without_text_are_skipped_not_indexed_or_failed
     assert "{% raw %}" in docs["aside.html"]
 
 
+def test_a_built_docs_page_is_read_from_its_marked_content_not_its_chrome(tmp_path: Path):
+    """A Sphinx or MkDocs site as built: around the page's text stand "Skip to main content", "Back to top", "Search
+    Ctrl+K", the previous and next pages and the copyright -- the first and last words of every page's passages. The
+    one ``<article>`` is read, else the element with ``role="main"`` (Sphinx's classic themes). Control: a page of
+    several articles (a blog's list) is read whole."""
+    chrome = ('<a class="skip-link" href="#main">Skip to main content</a><button>Back to top</button>'
+              '<div class="search">Search Ctrl+K</div>')
+    built = (f"<html><body>{chrome}<main><article><h1>Deploy</h1><p>Run the script.</p></article>"
+             '<footer class="prev-next">previous Tutorial next API</footer></main>'
+             "<footer>© Copyright 2026, Someone.</footer></body></html>")
+    classic = (f'<html><body>{chrome}<div class="document"><div class="body" role="main"><div><h1>Install</h1>'
+               "<p>Use pip.</p></div></div></div><div>© Copyright</div></body></html>")
+    blog = (f"<html><body>{chrome}<article><h2>One</h2><p>First post.</p></article>"
+            "<article><h2>Two</h2><p>Second post.</p></article></body></html>")
+    read = {name: READERS[".html"](tmp_path / name, page.encode())[0][0].body
+            for name, page in {"built.html": built, "classic.html": classic, "blog.html": blog}.items()}
+    assert read["built.html"] == "# Deploy\n\nRun the script."
+    assert read["classic.html"] == "# Install\n\nUse pip."
+    assert read["blog.html"].startswith("Skip to main content") and "Second post." in read["blog.html"]
+    script = '<html><body><script>el.innerHTML = "<main>"</script><h1>Page</h1><p>Text.</p></body></html>'
+    assert READERS[".html"](tmp_path / "s.html", script.encode())[0][0].body == "# Page\n\nText."  # no <main>: whole
+
+
+def test_an_html_page_of_links_is_skipped_as_an_index_not_a_page(tmp_path: Path):
+    """Sphinx's built ``genindex.html`` lists every name in the docs as a link ("GraphQLView (class)"): indexed, each
+    looked mentioned and the page answered nothing. A page LINKS_SHARE of whose text (at least LINKS_CHARS) is link
+    text is skipped with the reason. Controls: a page of prose with links in it, and a short contents page."""
+    import hoprag.formats as formats
+
+    entries = "".join(f'<li><a href="api.html#n{i}">name_{i}() (in module pkg.mod{i})</a></li>' for i in range(40))
+    index_page = f"<html><body><h1>Index</h1><ul>{entries}</ul></body></html>"
+    prose = ("<html><body><h1>Guide</h1><p>" + "The server reads its settings at start and keeps them. " * 12
+             + '</p><p>See <a href="config.html">the configuration page</a> for every setting.</p></body></html>')
+    contents = '<html><body><h1>Contents</h1><ul><li><a href="guide.html">Guide</a></li></ul></body></html>'
+    assert len(entries) > formats.LINKS_CHARS
+    report, engine = index_folder(tmp_path, {"genindex.html": index_page, "guide.html": prose,
+                                             "contents.html": contents})
+    why = {Path(p.where).name: str(p) for p in report.skipped}
+    assert set(why) == {"genindex.html"} and "a page of links (" in why["genindex.html"]
+    assert {d.id for d in engine.docs} == {"guide.html", "contents.html"}
+
+
 def test_a_text_file_listing_one_word_a_line_is_skipped_not_indexed(tmp_path: Path):
     """A Sphinx spell checker's ``spelling_wordlist.txt`` and a pinned ``requirements.txt`` were indexed as pages:
     no sentence to answer from, and every name they list ("GraphQL" among a project's people and tools) made a

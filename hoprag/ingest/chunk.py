@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 MAX_PASSAGE_CHARS = 1500
 MIN_PASSAGE_CHARS = 300
 #: What the readers and this chunker make of a file: change it with them, and every file is read again.
-VERSION = "27"
+VERSION = "28"
 _LIST_ITEM = re.compile(r"^[ \t]{0,3}(?:(?:[-*+]|\d{1,9}[.)])[ \t]|\|)")  # a list item's or a table row's first line
 _FENCE_CLOSE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*$")
 #: What only the Markdown parser reads right, besides code, HTML and tabs anywhere (:func:`_plain_blocks`):
