@@ -419,7 +419,8 @@ LINKS_SHARE = 0.9
 LINKS_CHARS = 500
 
 
-def _read(page: str, mark: str) -> "_Visible":
+def _read(page: str, mark: str) -> _Visible:
+    """The page parsed, reading only the content ``mark`` names (:func:`_content_mark`; ``""``: the whole page)."""
     parser = _Visible(main=mark)
     parser.feed(page.replace("\0", "\ufffd"))
     parser.close()
