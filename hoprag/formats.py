@@ -191,11 +191,19 @@ def _set_aside(raw: str, where: str, problems: list[Problem]) -> tuple[dict[str,
     return meta, parts[2].strip(), [note]
 
 
+def _emptiness(raw: str, text: str, markup: str) -> str:
+    """Why a file whose markup reduced to ``text`` has nothing to index ("" when it has text): empty, or only
+    ``markup`` (what such a file holds that renders no words of its own)."""
+    if text.strip():
+        return ""
+    if not raw.strip():
+        return "an empty page (no text)"
+    return f"no text of its own once its markup is reduced (only {markup})"
+
+
 def _reduced(path: Path, meta: dict[str, Any], raw: str, text: str) -> tuple[list[Record], list[Problem]]:
     """The record of a file whose markup reduced to ``text``; one that reduced to nothing says why."""
-    empty = "" if text.strip() else ("an empty page (no text)" if not raw.strip() else
-                                     "no text of its own once its markup is reduced (only includes, imports, "
-                                     "components or comments)")
+    empty = _emptiness(raw, text, "includes, imports, components or comments")
     return [Record(str(path), meta, text, first_heading(text), empty=empty)], []
 
 
@@ -293,14 +301,14 @@ class _Visible(HTMLParser):
         self.shown = self.linked = 0  # characters of visible text, and of them inside links
         self._main: tuple[str, int] | None = None  # the open main element's tag, and how deep in same-named tags
         self._mark = main
-        self.content: str | None = "" if not main else None  # the tag the content was read from, once found
+        self.found = not main  # whether the content was found (nothing is sought without a mark)
         self._hidden += bool(main)  # outside the main content, until it starts
 
     def handle_starttag(self, tag: str, attrs: list) -> None:
         if self._main is not None:
             self._main = (self._main[0], self._main[1] + (tag == self._main[0]))
         elif self._mark and (tag == self._mark or (self._mark == "main" and ("role", "main") in attrs)):
-            self._main, self.content = (tag, 1), tag
+            self._main, self.found = (tag, 1), True
             self._hidden = max(0, self._hidden - 1)
         if tag == "a":
             permalink = not self.PERMALINKS.isdisjoint(" ".join(v or "" for k, v in attrs if k == "class").split())
@@ -437,23 +445,21 @@ def html(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:
     if text is None:
         return [], problems
     parser = _read(text, _content_mark(text))
-    if parser.content is None:  # the mark was in a comment or a script: no such element, the page is read whole
+    if not parser.found:  # the mark was in a comment or a script: no such element, the page is read whole
         parser = _read(text, "")
     paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", "".join(parser.out))]
     body = "\n\n".join(p for p in paragraphs if p)
-    tags = len(_TEMPLATE_TAG.findall(_CODE_ELEMENTS.sub(" ", text)))
     body = re.sub(r"\0(\d+)\0", lambda m: parser.code[int(m.group(1))], body)
-    title = " ".join(parser.title.split()) or parser.heading
+    tags = len(_TEMPLATE_TAG.findall(_CODE_ELEMENTS.sub(" ", text)))
     if tags >= TEMPLATE_TAGS:
-        return [Record(str(path), {}, body, title, empty=f"a page template ({tags} '{{% ... %}}' tags outside "
-                       "code): the site generator fills it in with pages, so it has no text of its own")], []
-    if not body.strip():
-        return [Record(str(path), {}, body, title, empty="an empty page (no text)" if not text.strip() else
-                       "no text of its own once its markup is reduced (only links, images or scripts)")], []
-    if parser.shown >= LINKS_CHARS and parser.linked >= LINKS_SHARE * parser.shown:
-        return [Record(str(path), {}, body, title, empty=f"a page of links ({parser.linked * 100 // parser.shown} % of "
-                       "its text: an index or contents page), with no text of its own to answer from")], []
-    return [Record(str(path), {}, body, title)], []
+        empty = (f"a page template ({tags} '{{% ... %}}' tags outside code): the site generator fills it in with "
+                 "pages, so it has no text of its own")
+    elif parser.shown >= LINKS_CHARS and parser.linked >= LINKS_SHARE * parser.shown:
+        empty = (f"a page of links ({parser.linked * 100 // parser.shown} % of its text: an index or contents page), "
+                 "with no text of its own to answer from")
+    else:
+        empty = _emptiness(text, body, "links, images or scripts")
+    return [Record(str(path), {}, body, " ".join(parser.title.split()) or parser.heading, empty=empty)], []
 
 
 def pdf(path: Path, data: bytes) -> tuple[list[Record], list[Problem]]:
