@@ -219,6 +219,18 @@ def _stemmer() -> Stemmer.Stemmer:
     return stemmer
 
 
+#: A statement the question opens on before it asks ("Routes assumes incoming URLs are UTF-8. How do I switch it to
+#: latin-1?", "FileHuey supports task priorities, but which values are allowed?"): what the asker knows already.
+_PREMISE = re.compile(r"(?is)^(?:([^?]*\w(?<!\.\w)[.!])\s+(?=[^.!]*\?\s*$)|([^?]*?),\s+(?:but|so)\s+"
+                      r"(?=(?:how|what|which|where|when|why|is|are|can|could|does|do|should)\b))")
+
+
+def _premise(question: str) -> str:
+    """What ``question`` states before it asks (:data:`_PREMISE`), or ``""``."""
+    m = _PREMISE.match(question.strip())
+    return (m.group(1) or m.group(2)) if m else ""
+
+
 @lru_cache(maxsize=200_000)
 def stem(token: str) -> str:
     """A folded token's Snowball (English) stem."""
@@ -300,6 +312,10 @@ class Question:
                 self.words.setdefault(key, name)
                 self.weights[key] = max(self.weights.get(key, 0.0), max(parts))
         self.total = sum(self.weights.values())
+        #: the words of what it asks that what it states first does not say (:func:`_premise`): a sentence saying
+        #: none of them restates the asker's situation -- the docs answer it a sentence or two later
+        stated = stems(said(_premise(text)))
+        self.asked = (self.weights.keys() - stated) if stated & self.weights.keys() else set()
         self.quantity = bool(_HOW_MANY.search(text))
         #: does it ask how two things differ (a sentence contrasting them answers: "Unlike `Any`, ...")
         self.compares = _COMPARES.search(text) is not None
@@ -719,6 +735,21 @@ def _read_on(text: str, units: list[tuple[int, int, bool]], last: int, room: int
     return [] if ends is None else after[:ends + 1]
 
 
+def _resolution(text: str, units: list[tuple[int, int, bool]], last: int, says: Callable[[str], bool]) -> list[int]:
+    """The first sentence within :data:`NEAR` sentences after ``last``, in its section and before code, that ``says``
+    what was asked -- the docs restate the situation, then say what to do about it, a paragraph later if need be
+    ("... you can get a `KeyError` ... This is mostly likely a problem in test cases ..." then, past one sentence,
+    "For this reason, it is best to use distinct names ...")."""
+    seen = 0
+    for at in range(last + 1, len(units)):
+        if _parted(text, units, at) or seen >= NEAR or units[at][2]:
+            break
+        if says(text[units[at][0]:units[at][1]]):
+            return [at]
+        seen += 1
+    return []
+
+
 def _leads_to(question: Question, text: str, units: list[tuple[int, int, bool]], last: int) -> list[int]:
     """For a question asking how (or what changes a behaviour, :attr:`Question.changes`): the sentence right after
     its answer's last (``last``) -- past one code block, their example -- that refers back to it, says how
@@ -846,6 +877,11 @@ _LIMITS = re.compile(r"(?i)\b(?:only|not|never|cannot|no\s+longer)\b|n't\b")
 #: Saying how to do something: what can be done ("can be modified with", "can be used to"), or using, setting,
 #: passing, calling, enabling it -- not describing it ("It should be a long random `bytes`").
 _HOW_TO = re.compile(r"(?i)\b(?:can|may)\s+(?:also\s+)?be\s+\w+ed\b|\b(?:use|pass|set|call|enable|disable)\b")
+
+
+#: Advising: "it is best to use distinct names", "you should ...", "we recommend ...", "you need to ...".
+_ADVISES = re.compile(r"(?i)\b(?:(?:is|are)\s+(?:best|better|recommended|advised)|should|recommend(?:s|ed)?"
+                      r"|advise[sd]?|you\s+(?:must|need\s+to))\b")
 
 
 def _room(units: list[tuple[int, int, bool]], chosen: list[int]) -> int:
@@ -1034,6 +1070,13 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
     # what follows an intro is for reading -- except the code the best sentence was read with (:data:`shown`)
     focus = question.covered(set().union(shown[best], *(own[i] for i in chosen)))
     if not units[best][2]:
+        if question.asked and _room(units, chosen) > 0 and not set().union(*(own[i] for i in chosen)) & question.asked:
+            # it only restates what the asker said ("Routes assumes UTF-8 encoding on incoming URLs ..." for
+            # "Routes assumes incoming URLs are UTF-8. How do I switch it to latin-1?"): read on to the sentence
+            # saying what was asked, naming something new ("You can change the encoding with `map.charset`"), or
+            # saying what to do
+            chosen += _resolution(text, units, max(chosen), lambda say: bool(stems(say) & question.asked) or names_new(
+                question, say) or _HOW_TO.search(say) is not None or _ADVISES.search(say) is not None)
         # a "how" answer shows code -- unless its sentences already name it in code ("pass `required=True`"
         # for "How do I make an option required?": inline code holding a word of the question and more -- code
         # only repeating the question's words, "`git blame`", "`'.html'`", names the subject, not how)

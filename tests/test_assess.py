@@ -8,8 +8,8 @@ import pytest
 from mcp import Client
 
 from hoprag.access import Principal
-from hoprag.assess import (MAX_CODE_CHARS, Question, _units, assess, release_notes, states_default, states_number,
-                           stems)
+from hoprag.assess import (MAX_CODE_CHARS, Question, _premise, _units, assess, release_notes, states_default,
+                           states_number, stems)
 from hoprag.corpus import Corpus, Doc
 from hoprag.engine import Engine
 from hoprag.lexicon import Lexicon
@@ -1136,7 +1136,7 @@ def test_of_sentences_covering_as_much_a_how_or_which_question_takes_the_one_say
     "request", as the sentence saying what to do holds "browser" read with the situation before it ("Cross-origin
     browser requests are rejected by default."); of the two covering as much, the one saying what to do answers a
     question asking which or how. Control: a question asking whether they can get through is answered by what holds,
-    as before."""
+    as before (then read on to what to do: it restates the asker's situation)."""
     text = ("The server prints an access log like most web servers, one line per request. It listens on port 45484."
             "\n\nCross-origin browser requests are rejected by default. If you need to reach it from a "
             "browser-based client, pass `--allow-origin` once for each origin to allow.")
@@ -1145,7 +1145,7 @@ def test_of_sentences_covering_as_much_a_how_or_which_question_takes_the_one_say
         said = [h.text for h in assess(Question(asked + ask, {}, 10), text).highlights]
         assert "`--allow-origin`" in said[0] and not any("access log" in h for h in said)
     whether = [h.text for h in assess(Question(asked + "Can they get through?", {}, 10), text).highlights]
-    assert whether[0].startswith("The server prints an access log") and "--allow-origin" not in " ".join(whether)
+    assert whether[0].startswith("The server prints an access log") and "--allow-origin" not in whether[0]
 
 
 def test_a_question_asking_what_to_do_about_a_problem_reads_on_to_the_remedy():
@@ -1465,3 +1465,39 @@ def test_a_question_on_what_holds_when_nothing_is_given_is_answered_by_the_fallb
            "hatch": 0.1, "fall": 3.5, "back": 2.5, "store": 2.2, "interactively": 3.5, "credentials": 3.3, "used": 0.8}
     said = " ".join(h.text for h in assess(Question(question, idf, 300), text, "How to authenticate").highlights)
     assert ("`__token__`" in said) is fallback, said
+
+
+@pytest.mark.parametrize("question, stated", [
+    ("Routes assumes incoming URLs are UTF-8. How do I switch it to latin-1?", "Routes assumes incoming URLs are UTF-8."),
+    ("FileHuey supports task priorities, but which values are allowed?", "FileHuey supports task priorities"),
+    ("How do I switch the encoding to latin-1?", ""),
+    ("What is, e.g., the default? And why?", ""),  # a question first is no statement
+    ("Is the default e.g. UTF-8 here?", ""),
+])
+def test_a_question_s_premise_is_the_statement_it_opens_on_before_it_asks(question: str, stated: str):
+    assert _premise(question) == stated
+
+
+_SITUATION = ("Redefining an interface under the same name can raise a `KeyError` from a weak dictionary.{gap}"
+              "Old references keep the first definition alive. For this reason, it is best to use distinct names in "
+              "tests. Interfaces compare by name and module.")
+
+
+@pytest.mark.parametrize("gap, advised", [
+    (" ", True), ("\n\n", True),  # in its paragraph or the next
+    ("\n\n## Caching\n\n", False), ("\n\n```\nx = 1\n```\n\n", False),  # not past a heading, nor past code
+    (" It happens in tests. It is rare. ", False),  # not beyond NEAR sentences
+])
+def test_an_answer_restating_the_askers_situation_reads_on_to_what_to_do(gap: str, advised: bool):
+    """"My tests reuse interface names, and I get a KeyError ... What is the advice?": the sentence saying most of the
+    question restates what the asker said; the docs say what to do a sentence or two later ("For this reason, it is
+    best to use distinct names"), in its section. Control: the same question without the premise (asked as one
+    question) is answered by its best sentence alone."""
+    text = _SITUATION.format(gap=gap)
+    premised = Question("My tests reuse interface names, and I get a KeyError from a weak dictionary. What is the advice?",
+                        {}, 10)
+    found = " ".join(h.text for h in assess(premised, text).highlights)
+    assert found.startswith("Redefining an interface") and ("distinct names" in found) == advised, found
+    whole = Question("What is the advice when tests reuse interface names and get a KeyError from a weak dictionary?",
+                     {}, 10)
+    assert "distinct names" not in " ".join(h.text for h in assess(whole, text).highlights)
