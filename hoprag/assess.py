@@ -220,7 +220,8 @@ def _stemmer() -> Stemmer.Stemmer:
 
 
 #: A statement the question opens on before it asks ("Routes assumes incoming URLs are UTF-8. How do I switch it to
-#: latin-1?", "FileHuey supports task priorities, but which values are allowed?"): what the asker knows already.
+#: latin-1?", "FileHuey supports task priorities, but which values are allowed?"): what the asker knows already. Its
+#: sentences end on a word, not on an abbreviation's stop ("e.g."), and hold no question mark.
 _PREMISE = re.compile(r"(?is)^(?:([^?]*\w(?<!\.\w)[.!])\s+(?=[^.!]*\?\s*$)|([^?]*?),\s+(?:but|so)\s+"
                       r"(?=(?:how|what|which|where|when|why|is|are|can|could|does|do|should)\b))")
 
@@ -315,7 +316,7 @@ class Question:
         #: the words of what it asks that what it states first does not say (:func:`_premise`): a sentence saying
         #: none of them restates the asker's situation -- the docs answer it a sentence or two later
         stated = stems(said(_premise(text)))
-        self.asked = (self.weights.keys() - stated) if stated & self.weights.keys() else set()
+        self.asked: set[str] = (self.weights.keys() - stated) if stated & self.weights.keys() else set()
         self.quantity = bool(_HOW_MANY.search(text))
         #: does it ask how two things differ (a sentence contrasting them answers: "Unlike `Any`, ...")
         self.compares = _COMPARES.search(text) is not None
@@ -884,6 +885,13 @@ _ADVISES = re.compile(r"(?i)\b(?:(?:is|are)\s+(?:best|better|recommended|advised
                       r"|advise[sd]?|you\s+(?:must|need\s+to))\b")
 
 
+def _resolves(question: Question, say: str) -> bool:
+    """Does ``say`` answer what a question asks beyond its premise (:attr:`Question.asked`): saying one of those
+    words, naming something new (:func:`names_new`), saying how (:data:`_HOW_TO`) or advising (:data:`_ADVISES`)?"""
+    return bool(stems(say) & question.asked) or names_new(question, say) or _HOW_TO.search(say) is not None \
+        or _ADVISES.search(say) is not None
+
+
 def _room(units: list[tuple[int, int, bool]], chosen: list[int]) -> int:
     """How many more sentences an answer of units ``chosen`` may quote (:data:`MAX_SENTENCES`; code does not count)."""
     return MAX_SENTENCES - sum(not units[i][2] for i in chosen)
@@ -1075,8 +1083,7 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
             # "Routes assumes incoming URLs are UTF-8. How do I switch it to latin-1?"): read on to the sentence
             # saying what was asked, naming something new ("You can change the encoding with `map.charset`"), or
             # saying what to do
-            chosen += _resolution(text, units, max(chosen), lambda say: bool(stems(say) & question.asked) or names_new(
-                question, say) or _HOW_TO.search(say) is not None or _ADVISES.search(say) is not None)
+            chosen += _resolution(text, units, max(chosen), partial(_resolves, question))
         # a "how" answer shows code -- unless its sentences already name it in code ("pass `required=True`"
         # for "How do I make an option required?": inline code holding a word of the question and more -- code
         # only repeating the question's words, "`git blame`", "`'.html'`", names the subject, not how)
