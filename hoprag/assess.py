@@ -621,21 +621,32 @@ def _remedies(question: Question, say: str) -> bool:
     return _DOES.search(say) is not None and names_new(question, say)
 
 
+def _near_saying(text: str, units: list[tuple[int, int, bool]], last: int, says: Callable[[str], bool],
+                 past_code: bool) -> int | None:
+    """The first of the :data:`NEAR` sentences after ``last``, in its section, that ``says`` what is sought -- past
+    code (an example) when ``past_code``, else before it -- or ``None``. The docs state a problem or a situation, then
+    what to do about it, a sentence or two later and a paragraph later if need be."""
+    seen = 0
+    for at in range(last + 1, len(units)):
+        if _parted(text, units, at) or seen >= NEAR:
+            break
+        if units[at][2]:
+            if past_code:
+                continue
+            break
+        seen += 1
+        if says(text[units[at][0]:units[at][1]]):
+            return at
+    return None
+
+
 def _remedy_after(text: str, units: list[tuple[int, int, bool]], last: int, items: list[int | None]) -> list[int]:
     """For a question asking what to do about a problem: the first sentence within :data:`NEAR` after ``last``, in its
     section and past an example, that says what to do (:data:`_DOES`) -- with what it introduces. The docs describe
     the problem, then the remedy ("999 is a custom response status code used by some sites to throttle requests." then
     "Try slowing down the crawling speed by using a download delay ...")."""
-    seen = 0
-    for at in range(last + 1, len(units)):
-        if _parted(text, units, at) or seen >= NEAR:
-            return []
-        if units[at][2]:
-            continue
-        seen += 1
-        if _DOES.search(text[units[at][0]:units[at][1]]):
-            return [at, *_introduced(text, units, at, False, items)]
-    return []
+    at = _near_saying(text, units, last, _DOES.search, past_code=True)
+    return [] if at is None else [at, *_introduced(text, units, at, False, items)]
 
 
 #: A sentence announcing what follows without a colon: "There are several common reasons why obviously wrong code is
@@ -734,21 +745,6 @@ def _read_on(text: str, units: list[tuple[int, int, bool]], last: int, room: int
         after.append(at)
     ends = next((n for n, i in enumerate(after) if says(text[units[i][0]:units[i][1]])), None)
     return [] if ends is None else after[:ends + 1]
-
-
-def _resolution(text: str, units: list[tuple[int, int, bool]], last: int, says: Callable[[str], bool]) -> list[int]:
-    """The first sentence within :data:`NEAR` sentences after ``last``, in its section and before code, that ``says``
-    what was asked -- the docs restate the situation, then say what to do about it, a paragraph later if need be
-    ("... you can get a `KeyError` ... This is mostly likely a problem in test cases ..." then, past one sentence,
-    "For this reason, it is best to use distinct names ...")."""
-    seen = 0
-    for at in range(last + 1, len(units)):
-        if _parted(text, units, at) or seen >= NEAR or units[at][2]:
-            break
-        if says(text[units[at][0]:units[at][1]]):
-            return [at]
-        seen += 1
-    return []
 
 
 def _leads_to(question: Question, text: str, units: list[tuple[int, int, bool]], last: int) -> list[int]:
@@ -1082,8 +1078,11 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
             # it only restates what the asker said ("Routes assumes UTF-8 encoding on incoming URLs ..." for
             # "Routes assumes incoming URLs are UTF-8. How do I switch it to latin-1?"): read on to the sentence
             # saying what was asked, naming something new ("You can change the encoding with `map.charset`"), or
-            # saying what to do
-            chosen += _resolution(text, units, max(chosen), partial(_resolves, question))
+            # saying what to do, within NEAR sentences ("... you can get a `KeyError` ... This is mostly likely a
+            # problem in test cases ..." then, past one sentence, "For this reason, it is best to use distinct names")
+            # -- not past code: the code the answer introduces comes with it, below
+            at = _near_saying(text, units, max(chosen), partial(_resolves, question), past_code=False)
+            chosen += [] if at is None else [at]
         # a "how" answer shows code -- unless its sentences already name it in code ("pass `required=True`"
         # for "How do I make an option required?": inline code holding a word of the question and more -- code
         # only repeating the question's words, "`git blame`", "`'.html'`", names the subject, not how)
