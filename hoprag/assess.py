@@ -167,11 +167,14 @@ _CHANGE = re.compile(r"(?i)\b(?:change|changes|configure|configures|override|ove
 #: A verb asking with another ("Which folder *does* ..."): the thing asked about comes before it.
 _AUXILIARY = r"(?:is|are|was|were|do|does|did|can|could|should|would|will|must|has|have)"
 #: A question asking which thing -- of code, or one with a name ("Which exception ...", "What macOS service ...",
-#: "Which default Python Markdown extension ..."): the answer names it, in code or in quotes.
-_WHICH = re.compile(rf"(?i){ASKS_AT}\s*(?:which|what)\s+(?:(?!{_AUXILIARY}\b)[\w.-]+\s+){{0,3}}?(?:variable|option|flag|setting|function|"
+#: "Which default Python Markdown extension ..."), or what to set, pass or use ("What do I need to set on the mapper
+#: before ...?"): the answer names it, in code or in quotes.
+_WHICH = re.compile(rf"(?i){ASKS_AT}\s*(?:(?:which|what)\s+(?:(?!{_AUXILIARY}\b)[\w.-]+\s+){{0,3}}?(?:variable|option|flag|setting|function|"
                     r"method|class|parameter|argument|command|key|field|module|decorator|exception|error|hook|mode|"
                     r"attribute|propert(?:y|ie)|filter|environment|type|endpoint|header|package|library|service|tag|"
-                    r"directive|processor|middleware|helper|signal|event|backend|extension|plugin)s?\b")
+                    r"directive|processor|middleware|helper|signal|event|backend|extension|plugin)s?\b"
+                    r"|what\s+(?:do|should|must|can)\s+(?:i|we|you|one)\s+(?:(?:need|have)\s+to\s+)?"
+                    r"(?:set|pass|use|install|call|add|import|enable|specify|define)\b)")
 #: A name in code: an option, or an identifier joined by "_" or "." ("--log-level", "pymdownx.betterem",
 #: "max_body_size"); "e.g." is no name, and neither is a word in camel case ("macOS", "JavaScript").
 _CODE_NAME = re.compile(r"(?<![\w.-])(?:--?[a-z][\w-]+|(?!(?:e\.g|i\.e)\b)[A-Za-z_][\w.]*(?:_|\.[A-Za-z_])[\w.]*\w)")

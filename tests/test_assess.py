@@ -1501,3 +1501,20 @@ def test_an_answer_restating_the_askers_situation_reads_on_to_what_to_do(gap: st
     whole = Question("What is the advice when tests reuse interface names and get a KeyError from a weak dictionary?",
                      {}, 10)
     assert "distinct names" not in " ".join(h.text for h in assess(whole, text).highlights)
+
+
+def test_asking_what_to_set_asks_for_a_name():
+    """Routes: "What do I need to set on the mapper before url_for(...) generates a URL on the fred subdomain?" asks
+    for a setting like "Which setting ...?" does -- the code after the sentence describing it names it
+    (`map.sub_domains = True`). Control: asking what a thing does asks for no name."""
+    assert Question("What do I need to set on the mapper before it matches subdomains?", {}, 10).which
+    assert Question("Okay, what should we pass to the client?", {}, 10).which
+    assert not Question("What do I need to know about the mapper?", {}, 10).which
+    text = ("If subdomain support is enabled, the mapper matches subdomains in generated URLs.\n\n"
+            "```\nmap.sub_domains = True\n```")
+    found = [h.text for h in assess(Question("What do I need to set on the mapper before it matches subdomains in "
+                                             "generated URLs?", {}, 10), text).highlights]
+    assert "map.sub_domains = True" in found[-1], found
+    found = [h.text for h in assess(Question("What does the mapper do with subdomains in generated URLs?", {}, 10),
+                                    text).highlights]
+    assert found == ["If subdomain support is enabled, the mapper matches subdomains in generated URLs."], found
