@@ -1022,3 +1022,36 @@ def test_a_passage_whose_meaning_stands_out_from_all_the_callers_documents_answe
     assert (grade["status"] == "sufficient") is answers, grade
     if answers:
         assert grade["answer_doc"] == "testing" and "retries" in grade["answer"]
+
+
+@pytest.mark.parametrize("stands_out, fits, answers", [
+    (4.5, 0.22, True),    # the meaning ranking singles out its first hit: it answers, though another fits better
+    (3.4, 0.22, False),   # control: singled out no more than the best fit would need to be -- abstain
+    (4.5, 0.15, False)])  # control: singled out, but fitting less than STANDS_OUT_FIT
+def test_the_searchs_first_hit_answers_when_its_meaning_stands_out_further_though_another_fits_better(
+        stands_out: float, fits: float, answers: bool):
+    """"I take a number within a range, and when the user gives one that's too big I want it snapped to the nearest
+    limit instead of failing": Click's page on failing values holds more of the asker's words ("number", "range",
+    "fails") than the sentence that answers ("If `clamp` mode is enabled, a value that is outside the range is set to
+    the boundary instead of failing"), and neither fits enough to answer. The search ranks the answering passage first,
+    its meaning FIRST_STANDS_OUT standard deviations above the mean of all the caller's passages: it answers."""
+    question = "I take a number within a range, and when the user gives one too big I want it snapped to the nearest limit."
+    weights = {"number": 1.0, "range": 1.5, "user": 0.5, "gives": 1.0, "big": 1.5, "snapped": 3.0, "nearest": 2.0,
+               "limit": 1.5}
+
+    def hit(doc: str, text: str, fit: float, standing: float) -> dict:
+        return {"id": doc, "title": doc, "document": f"{doc}.rst", "section": doc.capitalize(), "text": text,
+                "trusted": True, "coverage": fit, "answers": fit, "matched": [], "agreed": False,
+                "stands_out": standing, "highlights": [{"text": text, "start": 0, "end": len(text)}]}
+
+    clamp = hit("options", "If `clamp` mode is enabled, a value outside the range is set to the boundary.", fits,
+                stands_out)
+    near = hit("prompts", "When the user gives a number out of range, the prompt fails and asks again.", 0.3, 2.4)
+    ledger = policy.new_ledger(question, 4)
+    policy.record(ledger, "search", {"query": question, "k": 10}, {"results": [clamp, near], "weights": weights})
+    ranked = policy._answering(ledger, ledger["searches"][0])
+    assert ranked[0]["id"] == "prompts" and policy.fit(ranked[0]) < policy.ANSWERS  # the best fit answers by no rule
+    grade = policy.grade_open(ledger)
+    assert (grade["status"] == "sufficient") is answers, grade
+    if answers:
+        assert grade["answer_doc"] == "options" and "clamp" in grade["answer"]

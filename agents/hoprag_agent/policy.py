@@ -56,6 +56,12 @@ AGREED = 0.25
 #: other gained too, with one unanswerable question answered), reported on held-out ones (benchmarks/RESULTS.md).
 STANDS_OUT_FIT = 0.2
 STANDS_OUT = 3.0
+#: ... and when the best-fitting hit answers by none of these, the search's own first hit fitting STANDS_OUT_FIT
+#: answers if the embedding singles it out further still, by this many standard deviations: a paraphrase's words are
+#: met in passing by other pages ("Where should my CLI keep its per-user settings file so it ends up in the right place
+#: on Windows, Mac and Linux?" fits a page on running scripts on Windows and Linux better), its meaning by the one page
+#: saying it (`get_app_dir`). Chosen on one half of the development sets, checked on the other (benchmarks/RESULTS.md).
+FIRST_STANDS_OUT = 3.8
 #: A chain of hops answers before the walk is over only when it covers this much: a chain that
 #: covers less may be one hop short (a three-hop question after two hops).
 CHAIN_COVERS = 0.85
@@ -707,8 +713,9 @@ def grade_open(ledger: Ledger) -> dict[str, Any]:
     such gap left, the best passage answers if it covers :data:`ANSWERS` (:data:`SPECIFIC` when it quotes
     the question's rarest word, :func:`states_rarest`; :data:`AGREED` when the word and the meaning rankings both
     put it first; :data:`STANDS_OUT_FIT` when its meaning stands out from all the caller's documents), else the
-    agent abstains and lists the closest pages. Coverage, highlights, matched words, agreement and standing are what
-    ``search`` returned.
+    search's first hit answers if its meaning stands out further still (:data:`FIRST_STANDS_OUT`, fitting
+    :data:`STANDS_OUT_FIT`), else the agent abstains and lists the closest pages. Coverage, highlights, matched words,
+    agreement and standing are what ``search`` returned.
     """
     walker, hop = walk_of(ledger)
     searches = _walked(ledger)
@@ -750,6 +757,9 @@ def grade_open(ledger: Ledger) -> dict[str, Any]:
                              or (single >= AGREED and best.get("agreed", False))
                              or (single >= STANDS_OUT_FIT and best.get("stands_out", 0.0) >= STANDS_OUT)):
         return _answered(ledger, _joined(ledger, best, ranked), retrieved)
+    first = next((h for h in ranked if h["rank"] == 0), None)
+    if first is not None and fit(first) >= STANDS_OUT_FIT and first.get("stands_out", 0.0) >= FIRST_STANDS_OUT:
+        return _answered(ledger, _joined(ledger, first, ranked), retrieved)
     return {"status": "exhausted", "mode": "open", "reason": ABSTAIN_UNREADABLE if ranked or ledger["evidence"]
             else ABSTAIN_NO_MATCH, "coverage": fit(best) if best else 0.0, "see_also": _see_also(ledger),
             "retrieved": retrieved}
