@@ -1030,28 +1030,31 @@ def test_a_passage_whose_meaning_stands_out_from_all_the_callers_documents_answe
     (4.5, 0.15, False)])  # control: singled out, but fitting less than STANDS_OUT_FIT
 def test_the_searchs_first_hit_answers_when_its_meaning_stands_out_further_though_another_fits_better(
         stands_out: float, fits: float, answers: bool):
-    """"I take a number within a range, and when the user gives one that's too big I want it snapped to the nearest
-    limit instead of failing": Click's page on failing values holds more of the asker's words ("number", "range",
-    "fails") than the sentence that answers ("If `clamp` mode is enabled, a value that is outside the range is set to
-    the boundary instead of failing"), and neither fits enough to answer. The search ranks the answering passage first,
-    its meaning FIRST_STANDS_OUT standard deviations above the mean of all the caller's passages: it answers."""
-    question = "I take a number within a range, and when the user gives one too big I want it snapped to the nearest limit."
-    weights = {"number": 1.0, "range": 1.5, "user": 0.5, "gives": 1.0, "big": 1.5, "snapped": 3.0, "nearest": 2.0,
-               "limit": 1.5}
+    """"Where should my cli keep its per-user settings file so it ends up in the right place on windows, mac and
+    linux?": Click's page on running scripts holds more of the asker's words ("On Linux and OS X ... the file", "on
+    Windows") than the sentence that answers ("Click provides a `get_app_dir` function which returns the most
+    appropriate location for per-user config files ... depending on the OS"), and neither fits enough to answer. The
+    search ranks the answering passage first, its meaning FIRST_STANDS_OUT standard deviations above the mean of all
+    the caller's passages: it answers."""
+    question = ("Where should my cli keep its per-user settings file so it ends up in the right place on windows, mac "
+                "and linux?")
+    weights = {"cli": 1.0, "per-user": 3.0, "settings": 1.5, "file": 0.5, "ends": 1.5, "right": 1.0, "place": 1.5,
+               "windows": 2.0, "mac": 2.5, "linux": 2.0}
 
     def hit(doc: str, text: str, fit: float, standing: float) -> dict:
         return {"id": doc, "title": doc, "document": f"{doc}.rst", "section": doc.capitalize(), "text": text,
                 "trusted": True, "coverage": fit, "answers": fit, "matched": [], "agreed": False,
                 "stands_out": standing, "highlights": [{"text": text, "start": 0, "end": len(text)}]}
 
-    clamp = hit("options", "If `clamp` mode is enabled, a value outside the range is set to the boundary.", fits,
-                stands_out)
-    near = hit("prompts", "When the user gives a number out of range, the prompt fails and asks again.", 0.3, 2.4)
+    app_dir = hit("utils", "Click provides a `get_app_dir` function which returns the most appropriate location for "
+                  "per-user config files for your application depending on the OS.", fits, stands_out)
+    near = hit("setuptools", "On Linux and OS X you can add a comment to the beginning of the file; on Windows you "
+               "associate interpreters with file extensions.", 0.37, 2.1)
     ledger = policy.new_ledger(question, 4)
-    policy.record(ledger, "search", {"query": question, "k": 10}, {"results": [clamp, near], "weights": weights})
+    policy.record(ledger, "search", {"query": question, "k": 10}, {"results": [app_dir, near], "weights": weights})
     ranked = policy._answering(ledger, ledger["searches"][0])
-    assert ranked[0]["id"] == "prompts" and policy.fit(ranked[0]) < policy.ANSWERS  # the best fit answers by no rule
+    assert ranked[0]["id"] == "setuptools" and policy.fit(ranked[0]) < policy.ANSWERS  # the best fit answers by no rule
     grade = policy.grade_open(ledger)
     assert (grade["status"] == "sufficient") is answers, grade
     if answers:
-        assert grade["answer_doc"] == "options" and "clamp" in grade["answer"]
+        assert grade["answer_doc"] == "utils" and "get_app_dir" in grade["answer"]
