@@ -755,14 +755,20 @@ def grade_open(ledger: Ledger) -> dict[str, Any]:
         return _answered(ledger, chain[0], retrieved, multi=True)
     if best is not None and (single >= ANSWERS or (single >= SPECIFIC and states_rarest(ledger, best))
                              or (single >= AGREED and best.get("agreed", False))
-                             or (single >= STANDS_OUT_FIT and best.get("stands_out", 0.0) >= STANDS_OUT)):
+                             or _stands_out(best, STANDS_OUT)):
         return _answered(ledger, _joined(ledger, best, ranked), retrieved)
     first = next((h for h in ranked if h["rank"] == 0), None)
-    if first is not None and fit(first) >= STANDS_OUT_FIT and first.get("stands_out", 0.0) >= FIRST_STANDS_OUT:
+    if first is not None and _stands_out(first, FIRST_STANDS_OUT):
         return _answered(ledger, _joined(ledger, first, ranked), retrieved)
     return {"status": "exhausted", "mode": "open", "reason": ABSTAIN_UNREADABLE if ranked or ledger["evidence"]
             else ABSTAIN_NO_MATCH, "coverage": fit(best) if best else 0.0, "see_also": _see_also(ledger),
             "retrieved": retrieved}
+
+
+def _stands_out(hit: dict[str, Any], sigmas: float) -> bool:
+    """Does a hit fitting :data:`STANDS_OUT_FIT` stand ``sigmas`` standard deviations out in meaning (``search``'s
+    ``stands_out``)? The best-fitting hit needs :data:`STANDS_OUT`, the search's first hit :data:`FIRST_STANDS_OUT`."""
+    return fit(hit) >= STANDS_OUT_FIT and hit.get("stands_out", 0.0) >= sigmas
 
 
 def states_rarest(ledger: Ledger, hit: dict[str, Any]) -> bool:
