@@ -178,6 +178,8 @@ _WHICH = re.compile(rf"(?i){ASKS_AT}\s*(?:(?:which|what)\s+(?:(?!{_AUXILIARY}\b)
 #: A name in code: an option, or an identifier joined by "_" or "." ("--log-level", "pymdownx.betterem",
 #: "max_body_size"); "e.g." is no name, and neither is a word in camel case ("macOS", "JavaScript").
 _CODE_NAME = re.compile(r"(?<![\w.-])(?:--?[a-z][\w-]+|(?!(?:e\.g|i\.e)\b)[A-Za-z_][\w.]*(?:_|\.[A-Za-z_])[\w.]*\w)")
+#: A proper name of parts joined by hyphens ("Flask-Talisman", "Sphinx-Gallery").
+_PROPER = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:-[A-Z][A-Za-z0-9]*)+\b")
 #: A name in double quotes ("searching for "AirPlay Receiver" in System Settings").
 _QUOTED = re.compile(r'"([^"\n]{1,60})"|\u201c([^\u201d\n]{1,60})\u201d')
 #: A name given in prose ("this concept is called Canonical Log Lines", "a pattern known as Unit of Work"): the
@@ -433,6 +435,13 @@ def names_new(question: Question, text: str) -> bool:
     return any(stems(name) - question.weights.keys() - question.compounds.keys() for name in _named(text, quoted=True))
 
 
+def names_any(question: Question, text: str) -> bool:
+    """Does ``text`` name something new (:func:`names_new`), write one as code ("the SOURCE_DATE_EPOCH environment
+    variable", ":param int inflight_hours:") or as a hyphenated proper name ("The Flask-Talisman extension")?"""
+    return names_new(question, text) or any(stems(name.group()) - question.weights.keys() - question.compounds.keys()
+                                            for name in (*_CODE_NAME.finditer(text), *_PROPER.finditer(text)))
+
+
 def names_asked(question: Question, text: str) -> bool:
     """Does ``text`` name what the question names in code, and something more, in code or as a name written as code
     ("`pymdownx.betterem` replaces `markdown.extensions.smartstrong`." for "Which extension does pymdownx.betterem
@@ -549,6 +558,11 @@ def _under(text: str, units: list[tuple[int, int, bool]], named: list[int | None
     head = named[i]
     said = text[units[i][0]:units[i][1]]
     return said if head is None or head == i else f"{text[units[head][0]:units[head][1]]}\n{said}"
+
+
+def _item(text: str, units: list[tuple[int, int, bool]], items: list[int | None], i: int) -> str:
+    """Unit ``i`` read with the later sentences of the list item it starts, when it starts one."""
+    return "\n".join(text[a:b] for j, (a, b, _) in enumerate(units) if j == i or (items[j] == i and j > i))
 
 
 def _bare(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
@@ -1124,6 +1138,16 @@ def assess(question: Question, text: str, context: str = "") -> Assessment:
                     chosen += [*led, block]
                 else:
                     chosen += _named_after(question, text, units, own, chosen)
+            if not any(names_any(question, _item(text, units, items, i)) for i in chosen):
+                # ... and when nothing after it names anything either, the sentence naming something and saying what
+                # it leaves out of the question that covers most comes along, wherever it stands ("After installation,
+                # failures ... are reported to Sentry" for "Which package do I pip install to report my Flask app's
+                # errors to Sentry?": "To use Sentry you need to install the `sentry-sdk` client with extra `flask`
+                # dependencies")
+                lacks = question.weights.keys() - set().union(*(own[i] for i in chosen))
+                naming = [x for x in stated if own[-x[-1]] & lacks
+                          and names_any(question, _item(text, units, items, -x[-1]))]
+                chosen += [-max(naming)[-1]] if naming and len(chosen) < MAX_SENTENCES else []
         if question.compares and not any(_CONTRAST.search(text[units[i][0]:units[i][1]]) for i in chosen):
             # "What is the difference between X and Y?": a sentence naming the two says nothing of how they differ --
             # read on to the one that does ("The difference between these two is that the former ...")

@@ -683,6 +683,25 @@ def test_a_which_question_naming_code_is_answered_by_the_sentence_naming_it():
     assert not any("harmless" in h.text for h in assess(named, bare).highlights)
 
 
+@pytest.mark.parametrize("named, found", [
+    ("To use Tracker you need to install the `tracker-sdk` client with extra `flask` dependencies.", True),
+    ("To use Tracker you need to install the `tracker-sdk` client.", False),  # control: it adds nothing the answer lacks
+    ("To use Tracker you need to install its client with extra flask dependencies.", False)])  # control: names nothing
+def test_a_which_answer_naming_nothing_brings_the_sentence_naming_what_it_leaves_out(named: str, found: bool):
+    """"Which package do I pip install to report my Flask app's errors to Tracker?": the sentence covering most
+    ("After installation, failures ... are automatically reported to Tracker ...") names nothing, and nothing after it
+    does; the one naming the package and saying what that one leaves out ("flask") comes along, though it stands
+    before it. Controls: a naming sentence adding no word of the question, and one naming nothing, do not."""
+    text = (f"We recommend Tracker for dealing with application errors. {named}\n\nAnd then add this to your app:\n\n"
+            "```python\nimport tracker\ntracker.init(DSN)\n```\n\nAfter installation, failures leading to an Internal "
+            "Server Error are automatically reported to Tracker and from there you can receive error notifications.")
+    question = Question("Which package do I pip install to report my Flask app's errors to Tracker?",
+                        {"package": 2.6, "pip": 3.0, "install": 2.6, "report": 4.9, "flask": 0.4, "app": 0.7,
+                         "errors": 2.4, "tracker": 5.2}, 100)
+    said = [h.text for h in assess(question, text).highlights]
+    assert said[-1].startswith("After installation") and (named in said) is found, said
+
+
 @pytest.mark.parametrize("said, asked, whether, name, unnamed, first", [
     ("By default, a group is not invoked unless a subcommand is passed. In fact, not providing one passes `--help` "
      "instead.{gap}This changes with `{name}` on the group. Groups nest.",
