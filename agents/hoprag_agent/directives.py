@@ -162,13 +162,19 @@ def _prose(uncoded: str) -> str:
 #: Tags that wrap a part of a prompt. Balanced, they are a template a page documents; one without
 #: its partner closes the data section of the prompt the page is pasted into (or opens a fake one).
 _PROMPT_TAG = re.compile(r"<(/?)\s*(system|instructions?|user|assistant|documents?|context|untrusted|retrieved)\s*>", re.I)
+#: The tags of a data section: one opened alone makes what follows data, which gains a page nothing -- and an XML
+#: vocabulary's reference names its elements so ("The title directive sets the <document> element's title").
+_DATA_TAG = frozenset({"document", "documents", "context", "untrusted", "retrieved"})
 
 
 def _unbalanced_tags(prose: str) -> Iterator[tuple[str, int, int]]:
-    """Every prompt tag of a name whose tags do not pair up (or that opens with a closing tag)."""
+    """Every prompt tag of a name whose tags do not pair up (or that opens with a closing tag) -- but a data
+    section's tags (:data:`_DATA_TAG`) only when one of them closes."""
     tags = list(_PROMPT_TAG.finditer(prose))
     for name in {m.group(2).lower() for m in tags}:
         same = [m for m in tags if m.group(2).lower() == name]
+        if name in _DATA_TAG and not any(m.group(1) for m in same):
+            continue
         if sum(1 if m.group(1) else -1 for m in same) != 0 or same[0].group(1):
             yield from (("fake format", m.start(), m.end()) for m in same)
 
