@@ -432,14 +432,19 @@ def names_new(question: Question, text: str) -> bool:
     """Does ``text`` name something the question does not -- in code, as a reference entry or in quotes ("Griffe will
     raise a `CyclicAliasError`", "searching for "AirPlay Receiver"") -- as the answer to a "which ..." question does?
     Two words of the question written as one name ("connection pool": `connection_pool`) are nothing new."""
-    return any(stems(name) - question.weights.keys() - question.compounds.keys() for name in _named(text, quoted=True))
+    return any(_new(question, name) for name in _named(text, quoted=True))
 
 
 def names_any(question: Question, text: str) -> bool:
     """Does ``text`` name something new (:func:`names_new`), write one as code ("the SOURCE_DATE_EPOCH environment
     variable", ":param int inflight_hours:") or as a hyphenated proper name ("The Flask-Talisman extension")?"""
-    return names_new(question, text) or any(stems(name.group()) - question.weights.keys() - question.compounds.keys()
-                                            for name in (*_CODE_NAME.finditer(text), *_PROPER.finditer(text)))
+    written = (m.group() for pattern in (_CODE_NAME, _PROPER) for m in pattern.finditer(text))
+    return any(_new(question, name) for name in (*_named(text, quoted=True), *written))
+
+
+def _new(question: Question, name: str) -> bool:
+    """Does ``name`` hold a word the question does not -- two of its words written as one are not new?"""
+    return bool(stems(name) - question.weights.keys() - question.compounds.keys())
 
 
 def names_asked(question: Question, text: str) -> bool:
