@@ -401,12 +401,17 @@ def _prose(text: str, mdx: bool, links: frozenset[str]) -> str:
 
 
 def _role_text(text: str) -> str:
-    """What a cross-reference role shows: ``title <target>`` shows the title, ``~a.b.c`` shows ``c``."""
+    """What a cross-reference role shows: ``title <target>`` shows the title, ``~a.b.c`` shows ``c`` -- a name in
+    code only: ``:file:`~/.config/app.conf``` is a path in the home directory, shown as written."""
     m = re.fullmatch(r"([\s\S]*?)\s*<[^<>]+>", text)
     if m and m.group(1):
         return m.group(1)
     text = text.lstrip("!")
-    return text[1:].rsplit(".", 1)[-1] if text.startswith("~") else text
+    return text[1:].rsplit(".", 1)[-1] if _SHORTENED.fullmatch(text) else text
+
+
+#: A cross-reference to a name in code that shows its last part only ("~a.b.c", "~a.b.c()").
+_SHORTENED = re.compile(r"~[A-Za-z_][\w.]*(?:\(\))?")
 
 
 def _trimmed(lines: list[str]) -> tuple[int, int]:
