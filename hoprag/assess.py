@@ -589,6 +589,14 @@ def _goes_on(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
             and not _entry(text, units, i))
 
 
+def _after(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
+    """Does unit ``i`` open a paragraph right after a sentence of its section -- neither is code, no heading parts
+    them, and it opens no line of its own kind? Then "this option" opening it means the one that sentence names
+    ("Enable the `reverse_proxy` configuration option if you do this." then "Technically, this option lets ...")."""
+    return (i > 0 and not units[i][2] and not units[i - 1][2] and not _parted(text, units, i)
+            and not _entry(text, units, i))
+
+
 def _entry(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
     """Does unit ``i`` open a line of its own kind -- a list item, a table row, a field: one of parallel entries?"""
     line = text.rfind("\n", 0, units[i][0]) + 1
@@ -928,9 +936,9 @@ def _context(text: str, units: list[tuple[int, int, bool]], chosen: list[int]) -
         return _room(units, [*chosen, *out]) > 0
 
     for first in sorted(i for i in chosen if not units[i][2]):
-        while room() and (REFERS_BACK.match(text, units[first][0]) or _refers_back(text, *units[first][:2])) \
-                and _goes_on(text, units, first) \
-                and first - 1 not in chosen and first - 1 not in out:
+        while room() and first - 1 not in chosen and first - 1 not in out and (
+                (REFERS_BACK.match(text, units[first][0]) or _refers_back(text, *units[first][:2]))
+                and _goes_on(text, units, first) or _refers_back(text, *units[first][:2]) and _after(text, units, first)):
             first -= 1
             out.append(first)
     after = max(chosen) + 1

@@ -1367,6 +1367,24 @@ def test_an_answer_referring_back_with_that_and_a_noun_reads_with_the_sentence_b
     assert highlights[-1] == said and ("900" in " ".join(highlights)) is before
 
 
+@pytest.mark.parametrize("between, before", [("\n\n", True),  # a paragraph opening on "this option" means the last one's
+                                             ("\n\n## Details\n\n", False)])  # control: a heading parts them
+def test_a_paragraph_opening_on_this_option_reads_with_the_sentence_naming_it(between: str, before: bool):
+    """"Does the web plugin honour the headers my proxy forwards ...?": the docs name the option, then open the next
+    paragraph on what it does ("Technically, this option lets the proxy provide `X-Script-Name` ...") -- that sentence
+    answers best, and the one naming the option comes along though a blank line parts them. Control: under a heading
+    of its own, "this option" is not the one before the heading."""
+    text = ("Hosting the application under a sub-path is common. Enable the `reverse_proxy` option if you do this."
+            f"{between}Technically, this option lets the proxy provide `X-Script-Name` and `X-Scheme` headers to control "
+            "the base URL and scheme of the plugin.")
+    said = " ".join(h.text for h in assess(Question("Does the web plugin honour the headers my proxy forwards for its "
+                                                    "base URL and scheme?",
+                                                    {"option": 0.5, "web": 1.0, "plugin": 0.5, "honour": 6.0,
+                                                     "headers": 3.0, "proxy": 3.0, "forwards": 4.0, "base": 2.0,
+                                                     "url": 2.0, "scheme": 4.0}, 10), text).highlights)
+    assert said.endswith("scheme of the plugin.") and ("reverse_proxy" in said) is before
+
+
 @pytest.mark.parametrize("then, shown", [("In this library you can specify this argument on the `Queue`, like this:",
                                           True),
                                          ("In this library you can specify it on the `Queue`, like this:", False)])
