@@ -394,8 +394,9 @@ ITEM = re.compile(r"[ \t]*([-*+]|\d{1,3}[.)])[ \t]")
 #: answers nothing itself.
 _POINTER = re.compile(r"(?i)[ \t]*(?:also,?[ \t]+)?see(?:[ \t]*also\b|\b[^\n]*\bfor[ \t]+(?:more[ \t]+)?(?:details|information)\b"
                       r"|\b[^\n]*\b(?:section|docs|documentation|chapter|page)s?\b|[ \t]+[^\s]+\.(?:\s|$))")
-#: A thing of code's name: with "_", ".", an inner capital or a leading "--", or in backticks.
-_NAME = r"(`[^`\n]+`|--?[\w-]+|[A-Za-z_]\w*(?:[_.]|[a-z][A-Z])[\w.]*)"
+#: A thing of code's name: with "_", ".", an inner capital or a leading "--", in backticks, or a setting's name under
+#: its section's ("core/cache_dir", "http/allowed_origins").
+_NAME = r"(`[^`\n]+`|--?[\w-]+|[A-Za-z_]\w*(?:[_.]|[a-z][A-Z])[\w.]*|[a-z][\w-]*/[a-z_][\w.-]*)"
 #: A line naming one that the lines after it define, as reference pages do ("PERMANENT_SESSION_LIFETIME:",
 #: "`max_retries`:", "--no-cache-dir:", a signature: "enable_stats(huey, db[, **options]):").
 _TERM = re.compile(rf"{_NAME}(?:\([^()\n]*\))?:")

@@ -541,6 +541,26 @@ def test_a_reference_entry_answers_for_the_name_it_stands_under_and_a_default_is
     assert "Default: `timedelta(days=31)`" not in [h.text for h in assess(asked, labelled).highlights]
 
 
+@pytest.mark.parametrize("term, named", [("m3u/default_encoding:", True),
+                                         ("Default encoding:", False)])  # control: a label, no setting's name
+def test_a_setting_named_under_its_section_is_a_reference_entry(term: str, named: bool):
+    """Mopidy's settings are named under their section ("m3u/default_encoding:"): the entry's "Default is `latin-1`."
+    stands under that name, and answers "Which encoding does it assume for .m3u files?" with the words the name
+    says. Control: a label in words is no name, and its default stands under nothing."""
+    text = ("m3u/playlists_dir:\nPath to directory with M3U files.\nUnset by default.\n\n"
+            f"{term}\nText encoding used for files with extension `.m3u`.\nDefault is `latin-1`.\n"
+            "Note that files with extension `.m3u8` are always\nexpected to be UTF-8 encoded.\n\n"
+            "m3u/default_extension:\nThe file extension for M3U playlists created using the core playlist API.\n"
+            "Default is `.m3u8`.")
+    asked = Question("Playlists I saved come out garbled. Which encoding does it assume for .m3u files, and which "
+                     "extension is always read as UTF-8?",
+                     {"playlists": 1.0, "saved": 5.0, "garbled": 6.5, "encoding": 3.6, "assume": 4.6, "m3u": 3.0,
+                      "files": 2.0, "extension": 1.2, "always": 2.6, "read": 2.9, "utf-8": 3.7, "utf": 3.6, "8": 3.0,
+                      "come": 4.0, "out": 2.3}, 10)
+    said = " ".join(h.text for h in assess(asked, text).highlights)
+    assert "`.m3u8` are always" in said and ("`latin-1`" in said) is named
+
+
 def test_a_list_items_later_sentence_answers_for_the_term_the_item_defines():
     """"* `max_age` - Sets ... . Defaults to `600`.": the item's second sentence says nothing of the name it is
     about, but the item defines it; the answer reads with the item's start. Controls: the same sentences in a
