@@ -18,6 +18,7 @@ directive *renders as*.
 from __future__ import annotations
 
 import csv
+import html
 import re
 from typing import Callable
 
@@ -397,7 +398,18 @@ def _prose(text: str, mdx: bool, links: frozenset[str]) -> str:
         text = _SPACES.sub(" ", text)
     if "|" in text and "-" in text:
         text = "\n".join(x for x in text.split("\n") if not _TABLE_RULE.match(x))
+    if "&" in text:  # last: a decoded "&lt;" is text, no tag to remove
+        text = _ENTITY.sub(lambda m: html.unescape(m.group()), text)
+    if "\\" in text:
+        text = _ESCAPED.sub(r"\1", text)
     return _PLACEHOLDER.sub(lambda m: spans[int(m.group(1))], text) if spans else text
+
+
+#: A character reference ("&mdash;", "&#8212;", "&#x2014;"): Markdown shows the character. Only a complete one, with
+#: its ";" -- "&param=2" in a URL stays as written.
+_ENTITY = re.compile(r"&(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});")
+#: A backslash escape ("cmd2.Cmd.\_\_init\_\_"): Markdown shows the ASCII punctuation after it, not the backslash.
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
 
 
 def _role_text(text: str) -> str:

@@ -284,6 +284,16 @@ def test_mdx_markup_is_reduced_to_its_text(source: str, expected: str):
     assert markdown_text(source, mdx=True) == expected
 
 
+def test_character_references_and_backslash_escapes_show_what_markdown_renders():
+    """Gunicorn's signal list reads "`USR1` &mdash; reopen log files" and cmd2's prose "cmd2.Cmd.\\_\\_init\\_\\_": a
+    reader sees "—" and "__init__". Controls: code keeps its text as written, an "&" with no ";" is no reference,
+    and a decoded "&lt;div&gt;" is text, not a tag to drop."""
+    source = ("- `USR1` &mdash; reopen log files, see &#8220;signals&#x201D;.\n\n"
+              "Pass them to cmd2.Cmd.\\_\\_init\\_\\_ as \\*args, not `a\\_b` or ?a=1&param=2 or &lt;div&gt;.")
+    assert markdown_text(source) == ("- `USR1` \u2014 reopen log files, see \u201csignals\u201d.\n\n"
+                                     "Pass them to cmd2.Cmd.__init__ as *args, not `a\\_b` or ?a=1&param=2 or <div>.")
+
+
 def test_myst_directives_and_roles():
     source = ("See {ref}`the guide <guide-label>` and {mod}`pathlib`.\n\n(target)=\n\n```{note}\nA note.\n```\n\n"
               "```{code-block} python\n:caption: x\n\nprint(1)\n```\n\n```{toctree}\nhidden\n```\n\n"
