@@ -566,7 +566,7 @@ def _simple_table(lines: list[str], i: int) -> tuple[list[str], int] | None:
 def _rst_role(m: re.Match) -> str:
     """A role as it renders: a code role (or plain interpreted text) as inline code, a link or any other
     role as its text."""
-    shown = _role_text(m.group(2).replace("\\", ""))
+    shown = _role_text(_rst_unescaped(m.group(2)))
     role = (m.group(1) or "").split(":")[-1]
     return f"`{shown}`" if role in _CODE_ROLES and not m.group(3) and "`" not in shown else shown
 
@@ -574,15 +574,29 @@ def _rst_role(m: re.Match) -> str:
 def _rst_inline(text: str) -> str:
     spans: list[str] = []
 
-    def keep(m: re.Match) -> str:
-        spans.append(f"`{m.group(1)}`")
+    def keep(shown: str) -> str:
+        spans.append(shown)
         return f"\x00{len(spans) - 1}\x00"
 
-    text = _RST_LITERAL.sub(keep, text)
+    text = _RST_LITERAL.sub(lambda m: keep(f"`{m.group(1)}`"), text)
     text = _RST_FOOTNOTE_REF.sub("", text)
-    text = _RST_ROLE.sub(_rst_role, text)
+    text = _RST_ROLE.sub(lambda m: keep(_rst_role(m)), text)  # its escapes are its own, undone once
     text = _RST_REFERENCE.sub(r"\1", text)
-    return re.sub(r"\x00(\d+)\x00", lambda m: spans[int(m.group(1))], text)
+    if "\\" in text:
+        text = _rst_unescaped(text)
+    for _ in range(2):  # a role's text may hold a literal kept before it
+        text = re.sub(r"\x00(\d+)\x00", lambda m: spans[int(m.group(1))], text)
+    return text
+
+
+#: A backslash escape: the character after it shows, an escaped space or line end shows nothing ("``Cmd``\\ s").
+_RST_ESCAPE = re.compile(r"\\\s?(.?)", re.S)
+
+
+def _rst_unescaped(text: str) -> str:
+    """Text as reStructuredText renders it: ``\\*args`` shows ``*args``, ``C:\\\\temp`` shows ``C:\\temp``, and
+    ``\\ `` joins the words around it."""
+    return _RST_ESCAPE.sub(r"\1", text)
 
 
 class _Rst:

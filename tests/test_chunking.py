@@ -374,6 +374,8 @@ def test_rst_sections_code_directives_and_roles():
     assert inline == "Pass `required=True` to `option`, see the guide."  # code roles render as code, links as text
     home = rst_markdown("Read from :file:`~/.config/app/app.conf`, not :file:`/etc/app.conf`; see :meth:`~a.B.c()`.")
     assert home == "Read from `~/.config/app/app.conf`, not `/etc/app.conf`; see `c()`."  # "~" shortens names only
+    escaped = rst_markdown("Pass ``Cmd``\\ s as \\*args, a \\\\ alone, :file:`C:\\\\temp` or ``a\\*b``.")
+    assert escaped == "Pass `Cmd`s as *args, a \\ alone, `C:\\temp` or `a\\*b`."  # as rendered; literals as written
     assert "```shell title=\"install\"\npython -m pip install SomePackage\n# a comment, not a heading\n```" in text
     assert "Note:\nNotes render as text.\n\nWith two paragraphs." in text
     assert "Literal blocks follow a double colon:\n\n```\n$ pip freeze\n# also code\n```" in text
