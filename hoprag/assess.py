@@ -590,11 +590,15 @@ def _goes_on(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
             and not _entry(text, units, i))
 
 
-def _after(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
-    """Does unit ``i`` open a paragraph right after a sentence of its section -- neither is code, no heading parts
-    them, and it opens no line of its own kind? Then "this option" opening it means the one that sentence names
-    ("Enable the `reverse_proxy` configuration option if you do this." then "Technically, this option lets ...")."""
-    return (i > 0 and not units[i][2] and not units[i - 1][2] and not _parted(text, units, i)
+def _reads_back(text: str, units: list[tuple[int, int, bool]], i: int) -> bool:
+    """Does unit ``i`` refer back to the sentence before it: in its paragraph, opening on a word that refers back or
+    with a demonstrative and a noun (:func:`_refers_back`); or with the latter opening the next paragraph of its
+    section, past no code, heading or new item ("Enable the `reverse_proxy` configuration option if you do this."
+    then "Technically, this option lets ...")?"""
+    named = _refers_back(text, *units[i][:2])
+    if _goes_on(text, units, i):
+        return named or REFERS_BACK.match(text, units[i][0]) is not None
+    return (named and i > 0 and not units[i][2] and not units[i - 1][2] and not _parted(text, units, i)
             and not _entry(text, units, i))
 
 
@@ -937,9 +941,7 @@ def _context(text: str, units: list[tuple[int, int, bool]], chosen: list[int]) -
         return _room(units, [*chosen, *out]) > 0
 
     for first in sorted(i for i in chosen if not units[i][2]):
-        while room() and first - 1 not in chosen and first - 1 not in out and (
-                (REFERS_BACK.match(text, units[first][0]) or _refers_back(text, *units[first][:2]))
-                and _goes_on(text, units, first) or _refers_back(text, *units[first][:2]) and _after(text, units, first)):
+        while room() and first - 1 not in chosen and first - 1 not in out and _reads_back(text, units, first):
             first -= 1
             out.append(first)
     after = max(chosen) + 1
