@@ -422,8 +422,8 @@ def _role_text(text: str) -> str:
     return text[1:].rsplit(".", 1)[-1] if _SHORTENED.fullmatch(text) else text
 
 
-#: A cross-reference to a name in code that shows its last part only ("~a.b.c", "~a.b.c()").
-_SHORTENED = re.compile(r"~[A-Za-z_][\w.]*(?:\(\))?")
+#: A cross-reference to a name in code that shows its last part only ("~a.b.c", "~a.b.c()", relative: "~.b.c").
+_SHORTENED = re.compile(r"~\.?[A-Za-z_][\w.]*(?:\(\))?")
 
 
 def _trimmed(lines: list[str]) -> tuple[int, int]:

@@ -372,8 +372,9 @@ def test_rst_sections_code_directives_and_roles():
     assert "Run it as `pip` or see the reference and PyPI.\nUse `python -m pip` and Requirement\nSpecifiers." in text
     inline = rst_markdown("Pass `required=True` to :func:`~click.core.option`, see :ref:`the guide <g>`.")
     assert inline == "Pass `required=True` to `option`, see the guide."  # code roles render as code, links as text
-    home = rst_markdown("Read from :file:`~/.config/app/app.conf`, not :file:`/etc/app.conf`; see :meth:`~a.B.c()`.")
-    assert home == "Read from `~/.config/app/app.conf`, not `/etc/app.conf`; see `c()`."  # "~" shortens names only
+    home = rst_markdown("Read :file:`~/.config/app/app.conf`, not :file:`/etc/app.conf`; "
+                        "see :meth:`~a.B.c()`, :class:`~.B`.")
+    assert home == "Read `~/.config/app/app.conf`, not `/etc/app.conf`; see `c()`, `B`."  # "~" shortens names only
     escaped = rst_markdown("Pass ``Cmd``\\ s as \\*args, a \\\\ alone, :file:`C:\\\\temp` or ``a\\*b``.")
     assert escaped == "Pass `Cmd`s as *args, a \\ alone, `C:\\temp` or `a\\*b`."  # as rendered; literals as written
     assert "```shell title=\"install\"\npython -m pip install SomePackage\n# a comment, not a heading\n```" in text
