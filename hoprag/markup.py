@@ -578,15 +578,17 @@ def _rst_inline(text: str) -> str:
         spans.append(shown)
         return f"\x00{len(spans) - 1}\x00"
 
+    def restored(kept: str) -> str:
+        return _PLACEHOLDER.sub(lambda m: spans[int(m.group(1))], kept)
+
     text = _RST_LITERAL.sub(lambda m: keep(f"`{m.group(1)}`"), text)
     text = _RST_FOOTNOTE_REF.sub("", text)
-    text = _RST_ROLE.sub(lambda m: keep(_rst_role(m)), text)  # its escapes are its own, undone once
+    # a role's escapes are its own, undone once; a literal inside its text is kept before it
+    text = _RST_ROLE.sub(lambda m: keep(restored(_rst_role(m))), text)
     text = _RST_REFERENCE.sub(r"\1", text)
     if "\\" in text:
         text = _rst_unescaped(text)
-    for _ in range(2):  # a role's text may hold a literal kept before it
-        text = re.sub(r"\x00(\d+)\x00", lambda m: spans[int(m.group(1))], text)
-    return text
+    return restored(text)
 
 
 #: A backslash escape: the character after it shows, an escaped space or line end shows nothing ("``Cmd``\\ s").
